@@ -1,1 +1,18 @@
-//! placeholder
+//! Pure admission logic of kruise-rs.
+//!
+//! Every webhook is a function of an [`AdmissionRequest`] and a read-only [`ClusterView`] that returns a
+//! [`Decision`]: allowed or denied, the JSON-patch operations to apply, warnings, and the status writes the
+//! decision depends on. No IO, no async, no Kubernetes client: the `kruise` binary (server, `kruise admit`)
+//! decodes, calls and applies.
+
+pub mod decision;
+pub mod deletion_protection;
+pub mod patch;
+pub mod review;
+pub mod table;
+pub mod view;
+
+pub use decision::{Decision, Denial, StatusWrite, WriteTarget};
+pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
+pub use table::{Settings, Webhook};
+pub use view::{ClusterView, MemoryView};

@@ -1,0 +1,168 @@
+//! What a webhook decides, as data: allowed or denied, a patch, warnings and status writes.
+
+use json_patch::PatchOperation;
+use serde_json::Value;
+
+use crate::review::{AdmissionRequest, AdmissionResponse, ResponseStatus, encode_patch};
+
+/// Why a request is refused: the HTTP-like code, the `metav1.Status` reason and a message that says what
+/// to fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denial {
+    pub code: u16,
+    pub reason: String,
+    pub message: String,
+}
+
+/// The object a status write targets.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WriteTarget {
+    /// e.g. `policy.kruise.io/v1beta1`.
+    pub api_version: String,
+    /// e.g. `PodUnavailableBudget`.
+    pub kind: String,
+    /// e.g. `podunavailablebudgets`.
+    pub plural: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+/// A status the decision depends on, computed from the object at `resource_version`. The caller writes it
+/// with that resourceVersion as a precondition (on 409 it refreshes the view and decides again) before it
+/// answers "allowed"; in dry run it writes nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusWrite {
+    pub target: WriteTarget,
+    pub resource_version: Option<String>,
+    /// The complete new `.status`.
+    pub status: Value,
+}
+
+/// A webhook's answer to one request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decision {
+    /// `None` means allowed.
+    pub denial: Option<Denial>,
+    pub patch: Vec<PatchOperation>,
+    pub warnings: Vec<String>,
+    pub writes: Vec<StatusWrite>,
+}
+
+impl Decision {
+    /// Allowed, nothing to change.
+    pub fn allow() -> Self {
+        Decision::default()
+    }
+
+    /// Refused with an explicit code (403 policy, 422 invalid, 429 budget, 400/500 errors).
+    pub fn deny(code: u16, reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Decision {
+            denial: Some(Denial {
+                code,
+                reason: reason.into(),
+                message: message.into(),
+            }),
+            ..Decision::default()
+        }
+    }
+
+    /// Refused by policy: 403 Forbidden.
+    pub fn forbid(message: impl Into<String>) -> Self {
+        Decision::deny(403, "Forbidden", message)
+    }
+
+    /// Refused because the request could not be handled as sent: 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Decision::deny(400, "BadRequest", message)
+    }
+
+    /// Allowed with these patch operations.
+    pub fn patched(patch: Vec<PatchOperation>) -> Self {
+        Decision {
+            patch,
+            ..Decision::default()
+        }
+    }
+
+    /// Adds a warning returned to the client.
+    #[must_use]
+    pub fn with_warning(mut self, warning: impl Into<String>) -> Self {
+        self.warnings.push(warning.into());
+        self
+    }
+
+    /// Adds a status write the decision depends on.
+    #[must_use]
+    pub fn with_write(mut self, write: StatusWrite) -> Self {
+        self.writes.push(write);
+        self
+    }
+
+    /// True when the request is allowed.
+    pub fn allowed(&self) -> bool {
+        self.denial.is_none()
+    }
+
+    /// The AdmissionResponse for `request`. Validating webhooks never send a patch; a denial never
+    /// carries one either.
+    pub fn to_response(&self, request: &AdmissionRequest, mutating: bool) -> AdmissionResponse {
+        let send_patch = mutating && self.denial.is_none() && !self.patch.is_empty();
+        AdmissionResponse {
+            uid: request.uid.clone(),
+            allowed: self.denial.is_none(),
+            status: self.denial.as_ref().map(|d| ResponseStatus {
+                code: d.code,
+                reason: d.reason.clone(),
+                message: d.message.clone(),
+            }),
+            patch: send_patch.then(|| encode_patch(&self.patch)),
+            patch_type: send_patch.then(|| "JSONPatch".to_string()),
+            warnings: self.warnings.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request() -> AdmissionRequest {
+        serde_json::from_value(json!({"uid": "abc", "operation": "CREATE"})).unwrap()
+    }
+
+    fn some_patch() -> Vec<PatchOperation> {
+        serde_json::from_value(json!([{"op": "add", "path": "/x", "value": 1}])).unwrap()
+    }
+
+    #[test]
+    fn validating_answers_never_carry_a_patch() {
+        let d = Decision::patched(some_patch());
+        let r = d.to_response(&request(), false);
+        let wire = serde_json::to_value(&r).unwrap();
+        assert!(wire.get("patch").is_none() && wire.get("patchType").is_none());
+        assert_eq!(wire["uid"], "abc");
+    }
+
+    #[test]
+    fn mutating_answer_has_patch_type_iff_patch() {
+        let r = Decision::patched(some_patch()).to_response(&request(), true);
+        assert!(r.patch.is_some() && r.patch_type.as_deref() == Some("JSONPatch"));
+        let r = Decision::allow().to_response(&request(), true);
+        let wire = serde_json::to_value(&r).unwrap();
+        assert!(wire.get("patch").is_none() && wire.get("patchType").is_none());
+    }
+
+    #[test]
+    fn denial_has_code_reason_message_and_no_patch() {
+        let mut d = Decision::forbid("no");
+        d.patch = some_patch();
+        let r = d.to_response(&request(), true);
+        assert!(!r.allowed && r.patch.is_none());
+        let s = r.status.unwrap();
+        assert_eq!(
+            (s.code, s.reason.as_str(), s.message.as_str()),
+            (403, "Forbidden", "no")
+        );
+    }
+}

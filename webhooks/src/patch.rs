@@ -1,0 +1,117 @@
+//! Building RFC 6902 operations directly against the raw object: escaped pointers, missing parents
+//! created first, never a `remove` or `replace` outside the paths we own.
+
+use json_patch::{AddOperation, PatchOperation, ReplaceOperation, jsonptr::PointerBuf};
+use serde_json::{Map, Value};
+
+/// A pointer from unescaped tokens (`/` and `~` in keys are escaped).
+pub fn pointer<'a>(tokens: impl IntoIterator<Item = &'a str>) -> PointerBuf {
+    PointerBuf::from_tokens(tokens)
+}
+
+/// `add` of `value` at `tokens`.
+pub fn add<'a>(tokens: impl IntoIterator<Item = &'a str>, value: Value) -> PatchOperation {
+    PatchOperation::Add(AddOperation {
+        path: pointer(tokens),
+        value,
+    })
+}
+
+/// `replace` of the value at `tokens`.
+pub fn replace<'a>(tokens: impl IntoIterator<Item = &'a str>, value: Value) -> PatchOperation {
+    PatchOperation::Replace(ReplaceOperation {
+        path: pointer(tokens),
+        value,
+    })
+}
+
+/// Operations that set `key = value` in the string map at `map_path` (e.g. `["metadata", "annotations"]`)
+/// of `object`: one `add` of the whole map when it is absent or null, else one `add` of the key (which
+/// replaces an existing value). Nothing when the value is already there.
+pub fn set_map_entry(object: &Value, map_path: &[&str], key: &str, value: &str) -> Vec<PatchOperation> {
+    let mut current = object;
+    for token in map_path {
+        match current.get(token) {
+            Some(next) => current = next,
+            None => return vec![add_missing(object, map_path, key, value)],
+        }
+    }
+    match current {
+        Value::Object(map) if map.get(key).and_then(Value::as_str) == Some(value) => Vec::new(),
+        Value::Object(_) => {
+            vec![add(
+                map_path.iter().copied().chain([key]),
+                Value::String(value.to_string()),
+            )]
+        }
+        _ => vec![add_missing(object, map_path, key, value)],
+    }
+}
+
+/// Adds the map (and any missing parent maps) with the single entry.
+fn add_missing(object: &Value, map_path: &[&str], key: &str, value: &str) -> PatchOperation {
+    // Find the deepest existing ancestor, then add everything below it as one nested value.
+    let mut depth = 0;
+    let mut current = object;
+    while depth < map_path.len() {
+        match current.get(map_path[depth]) {
+            Some(next) if next.is_object() => {
+                current = next;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let mut value = Value::Object(Map::from_iter([(
+        key.to_string(),
+        Value::String(value.to_string()),
+    )]));
+    for token in map_path[depth + 1..].iter().rev() {
+        value = Value::Object(Map::from_iter([(token.to_string(), value)]));
+    }
+    add(map_path[..=depth].iter().copied(), value)
+}
+
+/// Applies operations to a copy of `object` (tests and `kruise admit -f`).
+pub fn apply(object: &Value, ops: &[PatchOperation]) -> Result<Value, json_patch::PatchError> {
+    let mut out = object.clone();
+    json_patch::patch(&mut out, ops)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ANN: &[&str] = &["metadata", "annotations"];
+
+    #[test]
+    fn adds_missing_map_and_parents() {
+        let pod = json!({"kind": "Pod"});
+        let ops = set_map_entry(&pod, ANN, "apps.kruise.io/x~y", "v");
+        let out = apply(&pod, &ops).unwrap();
+        assert_eq!(out["metadata"]["annotations"]["apps.kruise.io/x~y"], "v");
+    }
+
+    #[test]
+    fn escapes_keys_and_keeps_other_entries() {
+        let pod = json!({"metadata": {"annotations": {"a": "1"}}});
+        let ops = set_map_entry(&pod, ANN, "kruise.io/k~e", "v");
+        let wire = serde_json::to_value(&ops).unwrap();
+        assert_eq!(wire[0]["path"], "/metadata/annotations/kruise.io~1k~0e");
+        let out = apply(&pod, &ops).unwrap();
+        assert_eq!(
+            out["metadata"]["annotations"],
+            json!({"a": "1", "kruise.io/k~e": "v"})
+        );
+    }
+
+    #[test]
+    fn null_map_is_replaced_and_same_value_is_a_no_op() {
+        let pod = json!({"metadata": {"annotations": null}});
+        let out = apply(&pod, &set_map_entry(&pod, ANN, "k", "v")).unwrap();
+        assert_eq!(out["metadata"]["annotations"], json!({"k": "v"}));
+        assert!(set_map_entry(&out, ANN, "k", "v").is_empty());
+    }
+}

@@ -1,0 +1,128 @@
+//! The webhook table: every admission path kruise-rs serves and the handler behind it.
+//!
+//! A path appears here only once its handler is real; `manifests/` lists only these paths (a test in the
+//! binary checks it).
+
+use crate::{Decision, review::AdmissionRequest, view::ClusterView};
+
+/// Feature switches of the webhooks (OpenKruise's feature gates that matter to admission).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Deletion protection (`policy.kruise.io/delete-protection`). On by default in kruise-rs; OpenKruise
+    /// gates it off (ResourcesDeletionProtection).
+    pub deletion_protection: bool,
+    /// `Cascading` protection of CustomResourceDefinitions (OpenKruise gate
+    /// DeletionProtectionForCRDCascadingGate, off by default).
+    pub crd_cascading_protection: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            deletion_protection: true,
+            crd_cascading_protection: false,
+        }
+    }
+}
+
+/// An admission webhook served by kruise-rs, named after its OpenKruise path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Webhook {
+    ValidateNamespace,
+    ValidateCustomResourceDefinition,
+    ValidateDeployment,
+    ValidateReplicaSet,
+    ValidateStatefulSet,
+    ValidateService,
+    ValidateIngress,
+    ValidateCloneSet,
+    ValidateAdvancedStatefulSet,
+    ValidateUnitedDeployment,
+}
+
+impl Webhook {
+    /// Every webhook, in the order of OpenKruise's configurations.
+    pub const ALL: &'static [Webhook] = &[
+        Webhook::ValidateNamespace,
+        Webhook::ValidateCustomResourceDefinition,
+        Webhook::ValidateDeployment,
+        Webhook::ValidateReplicaSet,
+        Webhook::ValidateStatefulSet,
+        Webhook::ValidateService,
+        Webhook::ValidateIngress,
+        Webhook::ValidateCloneSet,
+        Webhook::ValidateAdvancedStatefulSet,
+        Webhook::ValidateUnitedDeployment,
+    ];
+
+    /// The URL path, exactly as OpenKruise names it.
+    pub fn path(self) -> &'static str {
+        match self {
+            Webhook::ValidateNamespace => "/validate-namespace",
+            Webhook::ValidateCustomResourceDefinition => "/validate-customresourcedefinition",
+            Webhook::ValidateDeployment => "/validate-apps-deployment",
+            Webhook::ValidateReplicaSet => "/validate-apps-replicaset",
+            Webhook::ValidateStatefulSet => "/validate-apps-statefulset",
+            Webhook::ValidateService => "/validate-service",
+            Webhook::ValidateIngress => "/validate-ingress",
+            Webhook::ValidateCloneSet => "/validate-apps-kruise-io-cloneset",
+            Webhook::ValidateAdvancedStatefulSet => "/validate-apps-kruise-io-statefulset",
+            Webhook::ValidateUnitedDeployment => "/validate-apps-kruise-io-uniteddeployment",
+        }
+    }
+
+    /// The webhook served at `path`, if any.
+    pub fn from_path(path: &str) -> Option<Webhook> {
+        Webhook::ALL.iter().copied().find(|w| w.path() == path)
+    }
+
+    /// A short name for logs and metrics: the path without its leading slash.
+    pub fn name(self) -> &'static str {
+        &self.path()[1..]
+    }
+
+    /// True for mutating webhooks (their answers may carry a patch).
+    pub fn is_mutating(self) -> bool {
+        self.path().starts_with("/mutate-")
+    }
+
+    /// Decides one request.
+    pub fn handle(
+        self,
+        request: &AdmissionRequest,
+        view: &impl ClusterView,
+        settings: &Settings,
+    ) -> Decision {
+        match self {
+            Webhook::ValidateNamespace
+            | Webhook::ValidateCustomResourceDefinition
+            | Webhook::ValidateDeployment
+            | Webhook::ValidateReplicaSet
+            | Webhook::ValidateStatefulSet
+            | Webhook::ValidateService
+            | Webhook::ValidateIngress
+            | Webhook::ValidateCloneSet
+            | Webhook::ValidateAdvancedStatefulSet
+            | Webhook::ValidateUnitedDeployment => {
+                crate::deletion_protection::validate(request, view, settings)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_round_trip_and_are_unique() {
+        for w in Webhook::ALL {
+            assert_eq!(Webhook::from_path(w.path()), Some(*w));
+        }
+        let mut paths: Vec<_> = Webhook::ALL.iter().map(|w| w.path()).collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), Webhook::ALL.len());
+        assert_eq!(Webhook::from_path("/"), None);
+    }
+}
