@@ -21,6 +21,12 @@ pub trait ClusterView {
     /// How many objects of a custom resource (`group`, `kind`) exist, or `None` when this view cannot
     /// tell (not cached).
     fn custom_resource_count(&self, group: &str, kind: &str) -> Option<usize>;
+    /// Like [`custom_resource_count`](Self::custom_resource_count), but only objects without a
+    /// `metadata.deletionTimestamp` (what deletion protection counts, as OpenKruise does). The default
+    /// counts every object, which errs on the protective side.
+    fn active_custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
+        self.custom_resource_count(group, kind)
+    }
 }
 
 /// Objects of one type keyed by (namespace, name); cluster-scoped objects use an empty namespace.
@@ -184,6 +190,17 @@ impl ClusterView for MemoryView {
 
     fn custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
         Some(self.others_of(group, kind).map_or(0, ObjectMap::len))
+    }
+
+    fn active_custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
+        let terminating = |o: &Value| {
+            o.pointer("/metadata/deletionTimestamp")
+                .is_some_and(|t| !t.is_null())
+        };
+        Some(
+            self.others_of(group, kind)
+                .map_or(0, |m| m.all().filter(|o| !terminating(o)).count()),
+        )
     }
 }
 
