@@ -1,0 +1,8 @@
+//! Group `apps.kruise.io`: CloneSet, SidecarSet and WorkloadSpread.
+
+pub mod shared;
+pub mod v1alpha1;
+pub mod v1beta1;
+
+/// API group of the workload kinds.
+pub const GROUP: &str = "apps.kruise.io";

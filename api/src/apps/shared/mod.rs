@@ -1,0 +1,6 @@
+//! Parts of the `apps.kruise.io` kinds whose shape does not differ between versions.
+//! Each version module re-exports the ones it uses.
+
+pub mod cloneset;
+pub mod sidecarset;
+pub mod workloadspread;

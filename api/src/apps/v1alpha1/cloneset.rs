@@ -1,0 +1,192 @@
+//! CloneSet `apps.kruise.io/v1alpha1`: a stateless workload with in-place update, partition,
+//! selective deletion and per-pod PVCs.
+
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub use crate::apps::shared::cloneset::*;
+use crate::common::{
+    InPlaceUpdateStrategy, Lifecycle, UpdatePriorityStrategy, UpdateScatterStrategy, string_enum,
+};
+use crate::serde_util::{is_false, is_zero_i32};
+
+/// Desired state of a v1alpha1 CloneSet.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "apps.kruise.io",
+    version = "v1alpha1",
+    kind = "CloneSet",
+    plural = "clonesets",
+    namespaced,
+    status = "CloneSetStatus",
+    derive = "PartialEq",
+    derive = "Default",
+    shortname = "clone",
+    doc = "CloneSet manages a set of identical pods, with in-place update support.",
+    scale(
+        spec_replicas_path = ".spec.replicas",
+        status_replicas_path = ".status.replicas",
+        label_selector_path = ".status.labelSelector"
+    ),
+    printcolumn(
+        name = "DESIRED",
+        type_ = "integer",
+        json_path = ".spec.replicas",
+        description = "The desired number of pods."
+    ),
+    printcolumn(
+        name = "UPDATED",
+        type_ = "integer",
+        json_path = ".status.updatedReplicas",
+        description = "The number of pods updated."
+    ),
+    printcolumn(
+        name = "UPDATED_READY",
+        type_ = "integer",
+        json_path = ".status.updatedReadyReplicas",
+        description = "The number of pods updated and ready."
+    ),
+    printcolumn(
+        name = "UPDATED_AVAILABLE",
+        type_ = "integer",
+        json_path = ".status.updatedAvailableReplicas",
+        description = "The number of pods updated and available."
+    ),
+    printcolumn(
+        name = "READY",
+        type_ = "integer",
+        json_path = ".status.readyReplicas",
+        description = "The number of pods ready."
+    ),
+    printcolumn(
+        name = "TOTAL",
+        type_ = "integer",
+        json_path = ".status.replicas",
+        description = "The number of currently all pods."
+    ),
+    printcolumn(
+        name = "AGE",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp",
+        description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC."
+    ),
+    printcolumn(
+        name = "CONTAINERS",
+        type_ = "string",
+        priority = 1,
+        json_path = ".spec.template.spec.containers[*].name",
+        description = "The containers of currently cloneset."
+    ),
+    printcolumn(
+        name = "IMAGES",
+        type_ = "string",
+        priority = 1,
+        json_path = ".spec.template.spec.containers[*].image",
+        description = "The images of currently cloneset."
+    ),
+    printcolumn(
+        name = "SELECTOR",
+        type_ = "string",
+        priority = 1,
+        json_path = ".status.labelSelector",
+        description = "The selector of currently cloneset."
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneSetSpec {
+    /// Desired number of pods (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Pod selector; must match the template labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(required)]
+    pub selector: Option<LabelSelector>,
+    /// Template of the pods (schemaless in the CRD).
+    #[schemars(schema_with = "crate::common::preserve_unknown_object")]
+    pub template: PodTemplateSpec,
+    /// PVCs created per pod (schemaless in the CRD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::common::preserve_unknown_object_list")]
+    pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
+    /// How pods are created and deleted.
+    #[serde(default)]
+    pub scale_strategy: CloneSetScaleStrategy,
+    /// How pods are updated.
+    #[serde(default)]
+    pub update_strategy: CloneSetUpdateStrategy,
+    /// Number of old revisions kept (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision_history_limit: Option<i32>,
+    /// Seconds a pod must be ready to count as available.
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub min_ready_seconds: i32,
+    /// Lifecycle hooks of the pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Lifecycle>,
+    /// Seconds allowed to make progress before a ProgressDeadlineExceeded condition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress_deadline_seconds: Option<i32>,
+}
+
+/// Scaling settings of a v1alpha1 CloneSet.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneSetScaleStrategy {
+    /// Names of pods to delete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods_to_delete: Option<Vec<String>>,
+    /// Maximum unavailable pods while scaling up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    /// Do not reuse PVCs of deleted pods (PVCs are reused by default).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub disable_pvc_reuse: bool,
+}
+
+/// Update settings of a v1alpha1 CloneSet (flat, no `rollingUpdate`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneSetUpdateStrategy {
+    /// `ReCreate` (default), `InPlaceIfPossible`, `InPlaceOnly` or `OnDelete`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<CloneSetUpdateStrategyType>,
+    /// Number or percentage of pods kept at old revisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<IntOrString>,
+    /// Maximum unavailable pods during update (default 20%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    /// Maximum extra pods during update (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<IntOrString>,
+    /// Pause the update.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub paused: bool,
+    /// Update order by priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_strategy: Option<UpdatePriorityStrategy>,
+    /// Spread pods with these labels across batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scatter_strategy: Option<UpdateScatterStrategy>,
+    /// In-place update settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_place_update_strategy: Option<InPlaceUpdateStrategy>,
+}
+
+string_enum! {
+    /// v1alpha1 CloneSet update type; v1beta1 splits it into `type` and `podUpdatePolicy`.
+    pub enum CloneSetUpdateStrategyType {
+        /// Pods are only replaced when deleted by hand.
+        OnDelete = "OnDelete",
+        /// Delete and recreate pods (default).
+        ReCreate = "ReCreate",
+        /// Update in place when only images (or metadata) change, else recreate.
+        InPlaceIfPossible = "InPlaceIfPossible",
+        /// Always update in place; other template changes are rejected.
+        InPlaceOnly = "InPlaceOnly",
+    }
+}

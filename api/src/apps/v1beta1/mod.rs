@@ -1,0 +1,9 @@
+//! `apps.kruise.io/v1beta1`: the storage version, which controllers and webhooks work on.
+
+pub mod cloneset;
+pub mod sidecarset;
+pub mod workloadspread;
+
+pub use cloneset::{CloneSet, CloneSetSpec};
+pub use sidecarset::{SidecarSet, SidecarSetSpec};
+pub use workloadspread::{WorkloadSpread, WorkloadSpreadSpec};

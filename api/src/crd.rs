@@ -1,0 +1,101 @@
+//! CustomResourceDefinitions for the four kinds, each serving `v1alpha1` and `v1beta1`
+//! (storage), converted by the webhook at `/convert`.
+
+use k8s_openapi::ByteString;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceConversion, CustomResourceDefinition, ServiceReference, WebhookClientConfig,
+    WebhookConversion,
+};
+use kube::CustomResourceExt;
+use kube::core::crd::merge_crds;
+
+use crate::apps::{v1alpha1 as apps_a, v1beta1 as apps_b};
+use crate::policy::{v1alpha1 as policy_a, v1beta1 as policy_b};
+
+/// Namespace of the service that serves the conversion webhook.
+pub const CONVERSION_SERVICE_NAMESPACE: &str = "kruise-system";
+/// Name of the service that serves the conversion webhook.
+pub const CONVERSION_SERVICE_NAME: &str = "kruise-webhook-service";
+/// HTTP path of the conversion webhook.
+pub const CONVERSION_PATH: &str = "/convert";
+/// Service port of the conversion webhook.
+pub const CONVERSION_SERVICE_PORT: i32 = 443;
+/// Version stored in etcd for every kind.
+pub const STORAGE_VERSION: &str = "v1beta1";
+
+/// All CRDs, sorted by name: clonesets, podunavailablebudgets, sidecarsets, workloadspreads.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    let mut out = vec![
+        merged(apps_a::CloneSet::crd(), apps_b::CloneSet::crd()),
+        merged(apps_a::SidecarSet::crd(), apps_b::SidecarSet::crd()),
+        merged(apps_a::WorkloadSpread::crd(), apps_b::WorkloadSpread::crd()),
+        merged(
+            policy_a::PodUnavailableBudget::crd(),
+            policy_b::PodUnavailableBudget::crd(),
+        ),
+    ];
+    out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    out
+}
+
+/// All CRDs as one YAML stream, documents separated by `---`, in the order of [`crds`].
+pub fn crds_yaml() -> String {
+    crds().iter().map(crd_yaml).collect::<Vec<_>>().join("---\n")
+}
+
+/// One CRD rendered as a YAML document.
+pub fn crd_yaml(crd: &CustomResourceDefinition) -> String {
+    // A CRD built from static type information always serializes.
+    serde_saphyr::to_string(crd).expect("a CustomResourceDefinition serializes to YAML")
+}
+
+/// File name of a CRD under `manifests/crds/`: `<plural>.<group>.yaml`.
+pub fn crd_file_name(crd: &CustomResourceDefinition) -> String {
+    format!("{}.{}.yaml", crd.spec.names.plural, crd.spec.group)
+}
+
+/// `(file name, YAML)` pairs for every CRD, as kept in `manifests/crds/`.
+pub fn crd_files() -> Vec<(String, String)> {
+    crds().iter().map(|c| (crd_file_name(c), crd_yaml(c))).collect()
+}
+
+/// Sets the CA bundle of a CRD's conversion webhook client config, if it has one.
+pub fn set_conversion_ca_bundle(crd: &mut CustomResourceDefinition, ca_bundle_pem: &[u8]) {
+    if let Some(webhook) = crd.spec.conversion.as_mut().and_then(|c| c.webhook.as_mut())
+        && let Some(client) = webhook.client_config.as_mut()
+    {
+        client.ca_bundle = Some(ByteString(ca_bundle_pem.to_vec()));
+    }
+}
+
+/// The conversion stanza shared by every CRD (without CA bundle).
+pub fn conversion_webhook() -> CustomResourceConversion {
+    CustomResourceConversion {
+        strategy: "Webhook".to_string(),
+        webhook: Some(WebhookConversion {
+            client_config: Some(WebhookClientConfig {
+                ca_bundle: None,
+                service: Some(ServiceReference {
+                    namespace: CONVERSION_SERVICE_NAMESPACE.to_string(),
+                    name: CONVERSION_SERVICE_NAME.to_string(),
+                    path: Some(CONVERSION_PATH.to_string()),
+                    port: Some(CONVERSION_SERVICE_PORT),
+                }),
+                url: None,
+            }),
+            conversion_review_versions: vec!["v1".to_string()],
+        }),
+    }
+}
+
+fn merged(alpha: CustomResourceDefinition, beta: CustomResourceDefinition) -> CustomResourceDefinition {
+    // Both inputs come from our own derives with the same group, kind and scope.
+    let mut crd = merge_crds(vec![alpha, beta], STORAGE_VERSION).expect("versions of one kind merge");
+    crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
+    for v in &mut crd.spec.versions {
+        v.served = true;
+        v.storage = v.name == STORAGE_VERSION;
+    }
+    crd.spec.conversion = Some(conversion_webhook());
+    crd
+}

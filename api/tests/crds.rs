@@ -1,0 +1,298 @@
+//! CRD checks: generated files are current, schemas are structural, sizes fit `kubectl apply`.
+//!
+//! Regenerate the files with `UPDATE_CRDS=1 cargo test -p kruise-api --test crds`.
+
+use std::path::PathBuf;
+
+use kruise_api::crd::{crd_files, crds, crds_yaml};
+use serde_json::Value;
+
+fn crd_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../manifests/crds")
+}
+
+#[test]
+fn manifest_files_match_generated_crds() {
+    let dir = crd_dir();
+    let update = std::env::var_os("UPDATE_CRDS").is_some_and(|v| !v.is_empty() && v != "0");
+    if update {
+        std::fs::create_dir_all(&dir).expect("create manifests/crds");
+    }
+    let mut stale = Vec::new();
+    for (name, yaml) in crd_files() {
+        let path = dir.join(&name);
+        if update {
+            std::fs::write(&path, &yaml).expect("write CRD file");
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(on_disk) if on_disk == yaml => {}
+            Ok(_) => stale.push(format!("{name} differs")),
+            Err(e) => stale.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "manifests/crds is out of date ({}); regenerate with `UPDATE_CRDS=1 cargo test -p kruise-api --test crds`",
+        stale.join(", ")
+    );
+}
+
+#[test]
+fn each_crd_is_small_enough_for_client_side_apply() {
+    for (name, yaml) in crd_files() {
+        // kubectl stores the whole object in an annotation limited to 256 KiB.
+        assert!(yaml.len() < 128 * 1024, "{name} is {} bytes", yaml.len());
+    }
+}
+
+#[test]
+fn crds_have_both_versions_and_webhook_conversion() {
+    let all = crds();
+    let names: Vec<_> = all
+        .iter()
+        .map(|c| c.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "clonesets.apps.kruise.io",
+            "podunavailablebudgets.policy.kruise.io",
+            "sidecarsets.apps.kruise.io",
+            "workloadspreads.apps.kruise.io"
+        ]
+    );
+    for crd in &all {
+        let versions: Vec<_> = crd
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(
+            versions,
+            [("v1alpha1", true, false), ("v1beta1", true, true)],
+            "{names:?}"
+        );
+        let conv = crd.spec.conversion.as_ref().expect("conversion");
+        assert_eq!(conv.strategy, "Webhook");
+        let hook = conv.webhook.as_ref().expect("webhook");
+        assert_eq!(hook.conversion_review_versions, ["v1"]);
+        let svc = hook
+            .client_config
+            .as_ref()
+            .and_then(|c| c.service.as_ref())
+            .expect("service");
+        assert_eq!(svc.namespace, "kruise-system");
+        assert_eq!(svc.name, "kruise-webhook-service");
+        assert_eq!(svc.path.as_deref(), Some("/convert"));
+        assert_eq!(svc.port, Some(443));
+    }
+    let sidecarset = &all[2];
+    assert_eq!(sidecarset.spec.scope, "Cluster");
+    for crd in [&all[0], &all[1], &all[3]] {
+        assert_eq!(crd.spec.scope, "Namespaced");
+    }
+}
+
+#[test]
+fn short_names_printer_columns_and_scale_match_openkruise() {
+    let all = crds();
+    let short = |i: usize| all[i].spec.names.short_names.clone().unwrap_or_default();
+    assert_eq!(short(0), ["clone"]);
+    assert_eq!(short(1), ["pub"]);
+    assert!(short(2).is_empty());
+    assert_eq!(short(3), ["ws"]);
+    let columns = |i: usize| -> Vec<String> {
+        all[i].spec.versions[1]
+            .additional_printer_columns
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| format!("{}={}", c.name, c.json_path))
+            .collect()
+    };
+    assert_eq!(
+        columns(0),
+        [
+            "DESIRED=.spec.replicas",
+            "UPDATED=.status.updatedReplicas",
+            "UPDATED_READY=.status.updatedReadyReplicas",
+            "UPDATED_AVAILABLE=.status.updatedAvailableReplicas",
+            "READY=.status.readyReplicas",
+            "TOTAL=.status.replicas",
+            "AGE=.metadata.creationTimestamp",
+            "CONTAINERS=.spec.template.spec.containers[*].name",
+            "IMAGES=.spec.template.spec.containers[*].image",
+            "SELECTOR=.status.labelSelector",
+        ]
+    );
+    assert_eq!(
+        columns(3),
+        [
+            "WorkloadName=.spec.targetRef.name",
+            "WorkloadKind=.spec.targetRef.kind",
+            "Adaptive=.spec.scheduleStrategy.type[?(@ == \"Adaptive\")]",
+            "Age=.metadata.creationTimestamp",
+        ]
+    );
+    for v in &all[0].spec.versions {
+        let scale = v
+            .subresources
+            .as_ref()
+            .and_then(|s| s.scale.as_ref())
+            .expect("scale subresource");
+        assert_eq!(scale.spec_replicas_path, ".spec.replicas");
+        assert_eq!(scale.status_replicas_path, ".status.replicas");
+        assert_eq!(
+            scale.label_selector_path.as_deref(),
+            Some(".status.labelSelector")
+        );
+    }
+    for crd in &all {
+        for v in &crd.spec.versions {
+            assert!(v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
+        }
+    }
+}
+
+/// Walks a schema node and records every violation of the structural-schema rules we rely on.
+fn check_structural(node: &Value, path: &str, errors: &mut Vec<String>) {
+    let Some(obj) = node.as_object() else {
+        errors.push(format!("{path}: schema is not an object"));
+        return;
+    };
+    for forbidden in ["$ref", "definitions", "$defs"] {
+        if obj.contains_key(forbidden) {
+            errors.push(format!("{path}: has {forbidden}"));
+        }
+    }
+    let preserve = obj.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    let int_or_string = obj.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+    if !obj.contains_key("type") && !preserve && !int_or_string {
+        errors.push(format!("{path}: no type"));
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(branches) = obj.get(key).and_then(Value::as_array) {
+            if !obj.contains_key("type") && !int_or_string {
+                errors.push(format!("{path}: {key} without a type"));
+            }
+            for b in branches {
+                // Branches may only restate value validations, never declare types/properties.
+                if let Some(b) = b.as_object() {
+                    for bad in [
+                        "type",
+                        "properties",
+                        "items",
+                        "additionalProperties",
+                        "description",
+                    ] {
+                        if b.contains_key(bad) {
+                            errors.push(format!("{path}: {key} branch declares {bad}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        for (name, child) in props {
+            check_structural(child, &format!("{path}.{name}"), errors);
+        }
+    }
+    if let Some(items) = obj.get("items") {
+        check_structural(items, &format!("{path}[]"), errors);
+    }
+    if let Some(ap) = obj.get("additionalProperties")
+        && ap.is_object()
+    {
+        check_structural(ap, &format!("{path}{{}}"), errors);
+    }
+}
+
+#[test]
+fn schemas_are_structural() {
+    let mut errors = Vec::new();
+    for crd in crds() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        for v in &crd.spec.versions {
+            let schema = v
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .expect("schema");
+            let json = serde_json::to_value(schema).expect("schema to JSON");
+            check_structural(&json, &format!("{name}/{}", v.name), &mut errors);
+        }
+    }
+    assert!(
+        errors.is_empty(),
+        "non-structural schema nodes:\n{}",
+        errors.join("\n")
+    );
+}
+
+#[test]
+fn embedded_pod_objects_are_schemaless() {
+    let all = crds();
+    let schema = |i: usize, ver: usize| {
+        serde_json::to_value(
+            all[i].spec.versions[ver]
+                .schema
+                .as_ref()
+                .unwrap()
+                .open_api_v3_schema
+                .as_ref()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    for ver in 0..2 {
+        let cs = schema(0, ver);
+        let spec = &cs["properties"]["spec"]["properties"];
+        assert_eq!(spec["template"]["type"], "object");
+        assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert!(spec["template"].get("properties").is_none());
+        assert_eq!(
+            spec["volumeClaimTemplates"]["items"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        assert_eq!(
+            cs["properties"]["spec"]["required"],
+            serde_json::json!(["selector", "template"])
+        );
+
+        let scs = schema(2, ver);
+        let spec = &scs["properties"]["spec"]["properties"];
+        assert_eq!(
+            spec["volumes"]["items"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        let container = &spec["containers"]["items"];
+        assert_eq!(container["x-kubernetes-preserve-unknown-fields"], true);
+        assert!(container["properties"].get("image").is_none());
+        assert!(container["properties"].get("transferEnv").is_some());
+
+        let ws = schema(3, ver);
+        let subset = &ws["properties"]["spec"]["properties"]["subsets"]["items"];
+        assert_eq!(
+            subset["properties"]["patch"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+    }
+}
+
+#[test]
+fn yaml_stream_has_one_document_per_crd() {
+    let yaml = crds_yaml();
+    assert_eq!(
+        yaml.matches("\n---\n").count() + usize::from(yaml.starts_with("---\n")),
+        3
+    );
+    assert_eq!(yaml, crds_yaml(), "rendering is deterministic");
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&yaml).expect("YAML parses back");
+    assert_eq!(docs.len(), 4);
+    for (doc, crd) in docs.iter().zip(crds()) {
+        assert_eq!(doc, &serde_json::to_value(&crd).unwrap());
+    }
+}
