@@ -203,8 +203,9 @@ fn crd_cascading(crd: &Crd<'_>, view: &impl ClusterView, settings: &Settings) ->
     let gvk = format!("{}/{}, Kind={}", crd.group, crd.storage_version, crd.list_kind);
     match view.active_custom_resource_count(crd.group, crd.kind) {
         None => Decision::forbid(format!(
-            "failed to list CRs of {gvk}: custom resources of group {:?}, kind {:?} are not known to kruise-rs",
-            crd.group, crd.kind
+            "failed to list CRs of {gvk}: custom resources of group {}, kind {} are not known to kruise-rs",
+            quote(crd.group),
+            quote(crd.kind)
         )),
         Some(0) => Decision::allow(),
         Some(active) => Decision::forbid(protection_message(
