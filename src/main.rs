@@ -1,1 +1,31 @@
-fn main() {}
+//! `kruise`: OpenKruise-compatible admission webhooks and controllers.
+
+use clap::Parser;
+use kruise_rs::{
+    admit,
+    cli::{Cli, Command},
+    logging, server,
+};
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    // One crypto provider, chosen explicitly; an error only means it was already installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cli = Cli::parse();
+    logging::init(cli.log_format);
+    let result = match cli.command {
+        Command::Serve(args) => server::run(args).await,
+        Command::Admit(args) => return admit::run(&args),
+        Command::Crds => {
+            print!("{}", kruise_api::crds_yaml());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Command line: `kruise serve`, `kruise admit`, `kruise crds`.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// OpenKruise-compatible admission webhooks and controllers.
+#[derive(Debug, Parser)]
+#[command(name = "kruise", version, about)]
+pub struct Cli {
+    /// Log format.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text, env = "KRUISE_LOG_FORMAT")]
+    pub log_format: LogFormat,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `text` for people, `json` for log pipelines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// What to run.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the admission webhooks over HTTPS (standalone with --objects, else in a cluster).
+    Serve(ServeArgs),
+    /// Answer AdmissionReviews offline, or print a manifest as it would be admitted (-f).
+    Admit(AdmitArgs),
+    /// Print the CustomResourceDefinitions of kruise-rs as YAML.
+    Crds,
+}
+
+/// How the serving certificate is obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CertMode {
+    /// kruise-rs generates and rotates its own CA and certificate (in --cert-dir standalone, in the
+    /// `kruise-webhook-certs` Secret in a cluster).
+    SelfSigned,
+    /// Something else (cert-manager) writes tls.crt / tls.key / ca.crt to --cert-dir; kruise-rs only serves
+    /// them, polling the directory for changes.
+    External,
+}
+
+/// `kruise serve`.
+#[derive(Clone, Debug, Args)]
+pub struct ServeArgs {
+    /// HTTPS port of the webhooks.
+    #[arg(long, default_value_t = 9876, env = "WEBHOOK_PORT")]
+    pub port: u16,
+    /// Address to bind the webhook port on.
+    #[arg(long, default_value = "0.0.0.0", env = "WEBHOOK_BIND_ADDRESS")]
+    pub bind_address: std::net::IpAddr,
+    /// Plain-HTTP address of /metrics, /healthz and /readyz.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "METRICS_ADDR")]
+    pub metrics_addr: SocketAddr,
+    /// Cluster state from YAML/JSON files or directories instead of an API server (repeatable).
+    #[arg(long = "objects", value_name = "FILE_OR_DIR")]
+    pub objects: Vec<PathBuf>,
+    /// Certificate directory (ca.crt, tls.crt, tls.key).
+    #[arg(long, default_value = "./certs", env = "WEBHOOK_CERT_DIR")]
+    pub cert_dir: PathBuf,
+    /// Who provides the serving certificate.
+    #[arg(long, value_enum, default_value_t = CertMode::SelfSigned)]
+    pub cert_mode: CertMode,
+    /// Validity of the generated CA, in days.
+    #[arg(long, default_value_t = 3650)]
+    pub ca_validity_days: u32,
+    /// Validity of the generated serving certificate, in days.
+    #[arg(long, default_value_t = 365)]
+    pub cert_validity_days: u32,
+    /// Namespace kruise-rs runs in (Secret, Lease, Service).
+    #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
+    pub namespace: String,
+    /// Service that fronts the webhooks.
+    #[arg(long, default_value = "kruise-webhook-service", env = "SERVICE_NAME")]
+    pub service_name: String,
+    /// Secret holding the webhook certificates (cluster mode).
+    #[arg(long, default_value = "kruise-webhook-certs", env = "SECRET_NAME")]
+    pub secret_name: String,
+    /// Turn off deletion protection (`policy.kruise.io/delete-protection`).
+    #[arg(long)]
+    pub disable_deletion_protection: bool,
+    /// Enable `Cascading` deletion protection of CustomResourceDefinitions.
+    #[arg(long)]
+    pub enable_crd_cascading_protection: bool,
+}
+
+/// `kruise admit`.
+#[derive(Clone, Debug, Args)]
+pub struct AdmitArgs {
+    /// Webhook path to call, e.g. /validate-namespace. Without it, -f is required.
+    #[arg(long)]
+    pub webhook: Option<String>,
+    /// Cluster state from YAML/JSON files or directories (repeatable).
+    #[arg(long = "objects", value_name = "FILE_OR_DIR")]
+    pub objects: Vec<PathBuf>,
+    /// AdmissionReview stream to read (default: stdin).
+    #[arg(long)]
+    pub review: Option<PathBuf>,
+    /// A manifest to pass through the create path and print as YAML ("-" for stdin).
+    #[arg(short = 'f', long = "filename", conflicts_with_all = ["webhook", "review"])]
+    pub filename: Option<PathBuf>,
+    /// Turn off deletion protection.
+    #[arg(long)]
+    pub disable_deletion_protection: bool,
+}

@@ -1,0 +1,12 @@
+//! The `kruise` binary's library: CLI, HTTPS server, certificates, cluster access and `kruise admit`.
+//! The admission rules themselves live in the `kruise-webhooks` crate.
+
+pub mod admission;
+pub mod admit;
+pub mod certificates;
+pub mod cli;
+pub mod cluster;
+pub mod logging;
+pub mod objects;
+pub mod registrations;
+pub mod server;

@@ -1,0 +1,260 @@
+//! `kruise serve`: the webhooks over HTTPS, metrics and probes over plain HTTP, graceful shutdown.
+
+pub mod health;
+pub mod metrics;
+pub mod router;
+pub mod tls;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use std::future::IntoFuture as _;
+
+use anyhow::Context as _;
+use axum::{Router, http::StatusCode, response::IntoResponse, routing::get};
+use axum_server::{Handle, accept::NoDelayAcceptor, tls_rustls::RustlsAcceptor};
+use kruise_certs::CertConfig;
+use kruise_webhooks::{MemoryView, Settings};
+use time::OffsetDateTime;
+
+use crate::{
+    admission::{Admission, StateSource},
+    certificates::{CertManager, CertStore},
+    cli::{CertMode, ServeArgs},
+    cluster::{CaBundlePublisher, CertSecret, ClusterCache, LeaderElector},
+    objects,
+};
+use health::Readiness;
+use metrics::Metrics;
+
+/// How long in-flight reviews may take to finish after SIGTERM.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
+
+/// Shared by every request.
+pub struct App {
+    pub admission: Admission,
+    pub metrics: Arc<Metrics>,
+    pub readiness: Arc<Readiness>,
+}
+
+/// A started server.
+pub struct Running {
+    /// Where the HTTPS webhooks listen.
+    pub webhook_addr: SocketAddr,
+    /// Where /metrics, /healthz and /readyz listen.
+    pub metrics_addr: SocketAddr,
+    /// Triggers graceful shutdown.
+    pub handle: Handle<SocketAddr>,
+    /// Ends when the webhook server has stopped.
+    pub done: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// The shared state (tests read metrics and certificates through it).
+    pub app: Arc<App>,
+    pub certs: Arc<CertManager>,
+}
+
+/// The webhook switches from the command line.
+pub fn settings(args: &ServeArgs) -> Settings {
+    Settings {
+        deletion_protection: !args.disable_deletion_protection,
+        crd_cascading_protection: args.enable_crd_cascading_protection,
+    }
+}
+
+/// Certificate parameters from the command line.
+pub fn cert_config(args: &ServeArgs) -> CertConfig {
+    let mut config = CertConfig::for_service(&args.service_name, &args.namespace);
+    config.ca_validity = time::Duration::days(i64::from(args.ca_validity_days));
+    config.leaf_validity = time::Duration::days(i64::from(args.cert_validity_days));
+    config
+}
+
+/// Builds the in-memory state of standalone mode from `--objects`.
+pub fn load_view(paths: &[std::path::PathBuf]) -> anyhow::Result<MemoryView> {
+    let mut view = MemoryView::default();
+    for object in objects::load_paths(paths)? {
+        view.add(object)?;
+    }
+    Ok(view)
+}
+
+/// Starts everything and returns once the webhook port is listening.
+pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
+    let metrics = Arc::new(Metrics::new());
+    let standalone = !args.objects.is_empty();
+    let readiness = Arc::new(Readiness::new(!standalone));
+    let (state, store) = if standalone {
+        let view = load_view(&args.objects)?;
+        tracing::info!(
+            namespaces = view.namespaces.len(),
+            pods = view.pods.len(),
+            "standalone: cluster state loaded from files"
+        );
+        let store = match args.cert_mode {
+            CertMode::SelfSigned => CertStore::Dir(args.cert_dir.clone()),
+            CertMode::External => CertStore::External(args.cert_dir.clone()),
+        };
+        (StateSource::Memory(std::sync::RwLock::new(view)), store)
+    } else {
+        cluster_state(&args, &readiness).await?
+    };
+    let admission = Admission {
+        state,
+        settings: settings(&args),
+    };
+    let certs = Arc::new(CertManager::new(
+        cert_config(&args),
+        store,
+        metrics.clone(),
+        readiness.clone(),
+    ));
+    let rustls = first_certificate(&certs, standalone).await?;
+    tokio::spawn(certs.clone().run());
+
+    let app = Arc::new(App {
+        admission,
+        metrics,
+        readiness,
+    });
+    let metrics_listener = tokio::net::TcpListener::bind(args.metrics_addr)
+        .await
+        .with_context(|| format!("cannot listen on --metrics-addr {}", args.metrics_addr))?;
+    let metrics_addr = metrics_listener.local_addr()?;
+    let handle = Handle::new();
+    // The probes port lives as long as the process: it keeps answering while reviews drain.
+    tokio::spawn(axum::serve(metrics_listener, probes_router(app.clone())).into_future());
+
+    let addr = SocketAddr::new(args.bind_address, args.port);
+    let acceptor = RustlsAcceptor::new(rustls)
+        .handshake_timeout(Duration::from_secs(10))
+        .acceptor(NoDelayAcceptor::new());
+    let server = axum_server::bind(addr).acceptor(acceptor).handle(handle.clone());
+    let router = router::router(app.clone());
+    let done = tokio::spawn(server.serve(router.into_make_service()));
+    let webhook_addr = handle
+        .listening()
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    tracing::info!(%webhook_addr, %metrics_addr, standalone, "kruise webhook server listening");
+    Ok(Running {
+        webhook_addr,
+        metrics_addr,
+        handle,
+        done,
+        app,
+        certs,
+    })
+}
+
+/// Loads the first certificate. Standalone fails fast; in a cluster the API may not be reachable yet,
+/// so retry (the pod stays unready meanwhile).
+async fn first_certificate(
+    certs: &CertManager,
+    standalone: bool,
+) -> anyhow::Result<axum_server::tls_rustls::RustlsConfig> {
+    let mut delay = Duration::from_millis(500);
+    loop {
+        match certs.sync(OffsetDateTime::now_utc()).await {
+            Ok(()) => break,
+            Err(e) if standalone => return Err(e).context("cannot load webhook certificates"),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot load webhook certificates yet; retrying");
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(30));
+            }
+        }
+    }
+    certs
+        .rustls_config()
+        .await
+        .context("no certificate after a successful sync")
+}
+
+/// Cluster mode: caches, the certificate Secret, leader election.
+async fn cluster_state(
+    args: &ServeArgs,
+    readiness: &Arc<Readiness>,
+) -> anyhow::Result<(StateSource, CertStore)> {
+    let client = kube::Client::try_default()
+        .await
+        .context("no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone")?;
+    let cache = ClusterCache::start(&client);
+    let synced = cache.clone();
+    let ready = readiness.clone();
+    tokio::spawn(async move {
+        if synced.wait_until_ready().await.is_ok() {
+            tracing::info!("cluster caches synced");
+            ready.set_caches_synced();
+        }
+    });
+    let identity = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("kruise-{}", std::process::id()));
+    let _leading = LeaderElector::new(client.clone(), &args.namespace, "kruise-rs-leader", &identity).spawn();
+    let store = match args.cert_mode {
+        CertMode::SelfSigned => {
+            let crd_names = kruise_api::crds()
+                .iter()
+                .filter_map(|c| c.metadata.name.clone())
+                .collect();
+            let publisher = CaBundlePublisher::new(client.clone(), crd_names);
+            let secret = CertSecret::new(client, &args.namespace, &args.secret_name, publisher);
+            CertStore::Secret(Box::new(secret))
+        }
+        CertMode::External => CertStore::External(args.cert_dir.clone()),
+    };
+    Ok((StateSource::Cluster(cache), store))
+}
+
+/// /metrics, /healthz and /readyz.
+pub fn probes_router(app: Arc<App>) -> Router {
+    let metrics_app = app.clone();
+    Router::new()
+        .route(
+            "/metrics",
+            get(move || async move { metrics_app.metrics.encode() }),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(move || async move {
+                match app.readiness.check() {
+                    Ok(()) => (StatusCode::OK, "ok").into_response(),
+                    Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, reason).into_response(),
+                }
+            }),
+        )
+}
+
+/// Runs until SIGTERM or Ctrl-C, then stops accepting and lets in-flight reviews finish.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let running = start(args).await?;
+    let handle = running.handle.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing in-flight reviews");
+        handle.graceful_shutdown(Some(SHUTDOWN_GRACE));
+    });
+    running
+        .done
+        .await
+        .context("server task failed")?
+        .context("server failed")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}

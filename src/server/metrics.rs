@@ -1,0 +1,138 @@
+//! Prometheus metrics (prometheus-client, an explicit registry owned by the server).
+
+use prometheus_client::{
+    encoding::{EncodeLabelSet, EncodeLabelValue},
+    metrics::{counter::Counter, family::Family, gauge::Gauge, histogram::Histogram},
+    registry::Registry,
+};
+
+/// How a review ended.
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
+pub enum Outcome {
+    /// Allowed without changes.
+    Allowed,
+    /// Allowed with a patch.
+    Patched,
+    /// Refused by policy or by a handling error.
+    Denied,
+}
+
+/// Labels of the review counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReviewLabels {
+    pub webhook: String,
+    pub operation: String,
+    pub outcome: Outcome,
+}
+
+/// Labels of the duration histogram.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WebhookLabels {
+    pub webhook: String,
+}
+
+/// Labels of the rejected-request counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RejectLabels {
+    pub path: String,
+    pub code: u16,
+}
+
+/// Labels of the certificate expiry gauge.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CertLabels {
+    /// `serving` or `ca`.
+    pub certificate: String,
+}
+
+/// Every metric kruise-rs exports.
+pub struct Metrics {
+    registry: Registry,
+    /// Reviews answered, by webhook, operation and outcome.
+    pub reviews: Family<ReviewLabels, Counter>,
+    /// Time to answer a review.
+    pub duration: Family<WebhookLabels, Histogram>,
+    /// Requests refused before a decision (400, 413, 415).
+    pub rejected: Family<RejectLabels, Counter>,
+    /// Unix time at which the served certificate / the CA expires.
+    pub cert_expiry: Family<CertLabels, Gauge>,
+    /// Certificate reloads and rotations.
+    pub cert_reloads: Counter,
+    /// Failed certificate syncs.
+    pub cert_errors: Counter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    /// Creates and registers every metric.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("kruise");
+        let reviews = Family::<ReviewLabels, Counter>::default();
+        registry.register("admission_reviews", "Admission reviews answered", reviews.clone());
+        let duration = Family::<WebhookLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new([
+                0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0,
+            ])
+        });
+        registry.register(
+            "admission_review_duration_seconds",
+            "Time to decide an admission review",
+            duration.clone(),
+        );
+        let rejected = Family::<RejectLabels, Counter>::default();
+        registry.register(
+            "admission_rejected_requests",
+            "Requests refused before a decision",
+            rejected.clone(),
+        );
+        let cert_expiry = Family::<CertLabels, Gauge>::default();
+        registry.register(
+            "webhook_certificate_expiry_timestamp_seconds",
+            "Unix time at which the webhook certificate expires",
+            cert_expiry.clone(),
+        );
+        let cert_reloads = Counter::default();
+        registry.register(
+            "webhook_certificate_reloads",
+            "Serving certificate (re)loads",
+            cert_reloads.clone(),
+        );
+        let cert_errors = Counter::default();
+        registry.register(
+            "webhook_certificate_errors",
+            "Failed certificate syncs",
+            cert_errors.clone(),
+        );
+        Metrics {
+            registry,
+            reviews,
+            duration,
+            rejected,
+            cert_expiry,
+            cert_reloads,
+            cert_errors,
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        // Writing into a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
+        out
+    }
+
+    /// Records a certificate's expiry.
+    pub fn set_cert_expiry(&self, certificate: &str, unix_seconds: i64) {
+        self.cert_expiry
+            .get_or_create(&CertLabels {
+                certificate: certificate.into(),
+            })
+            .set(unix_seconds);
+    }
+}

@@ -1,0 +1,183 @@
+//! The HTTPS router: one POST route per webhook path; JSON errors for everything that
+//! is not a usable review.
+
+use std::sync::Arc;
+
+use axum::{
+    Json, Router,
+    body::Bytes,
+    extract::{DefaultBodyLimit, State, rejection::BytesRejection},
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::post,
+};
+use kruise_webhooks::Webhook;
+use serde_json::json;
+use tracing::{Instrument, field::Empty};
+
+use super::{
+    App,
+    metrics::{Outcome, RejectLabels, ReviewLabels, WebhookLabels},
+};
+
+/// Largest request body accepted: kube-apiserver can send ~7 MiB reviews (object + oldObject).
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The webhook router.
+pub fn router(app: Arc<App>) -> Router {
+    let mut router = Router::new();
+    for &webhook in Webhook::ALL {
+        router = router.route(
+            webhook.path(),
+            post(
+                move |State(app): State<Arc<App>>,
+                      headers: HeaderMap,
+                      body: Result<Bytes, BytesRejection>| {
+                    review(app, webhook, headers, body)
+                },
+            ),
+        );
+    }
+    router
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .fallback(|uri: axum::http::Uri| async move {
+            error(
+                StatusCode::NOT_FOUND,
+                "NotFound",
+                &format!("no webhook is served at {}", uri.path()),
+            )
+        })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(app)
+}
+
+/// A `metav1.Status`-shaped JSON error.
+pub fn error(code: StatusCode, reason: &str, message: &str) -> Response {
+    let body = json!({
+        "apiVersion": "v1", "kind": "Status", "status": "Failure",
+        "code": code.as_u16(), "reason": reason, "message": message,
+    });
+    (code, Json(body)).into_response()
+}
+
+/// Checks the content type and the body; `Err` is the response to send.
+fn read_body(
+    app: &App,
+    path: &str,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Bytes, Box<Response>> {
+    let reject = |code: StatusCode, reason: &str, message: &str| {
+        app.metrics
+            .rejected
+            .get_or_create(&RejectLabels {
+                path: path.into(),
+                code: code.as_u16(),
+            })
+            .inc();
+        error(code, reason, message)
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let media_type = content_type.split(';').next().unwrap_or("").trim();
+    if !media_type.eq_ignore_ascii_case("application/json") {
+        return Err(Box::new(reject(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            &format!("content type {content_type:?} is not supported: send application/json"),
+        )));
+    }
+    if headers
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|v| v != "identity")
+    {
+        return Err(Box::new(reject(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            "content encodings are not supported",
+        )));
+    }
+    body.map_err(|rejection| {
+        let status = rejection.status();
+        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("request body is larger than {MAX_BODY_BYTES} bytes")
+        } else {
+            rejection.body_text()
+        };
+        Box::new(reject(status, "RequestEntityTooLarge", &message))
+    })
+}
+
+async fn review(
+    app: Arc<App>,
+    webhook: Webhook,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let span = tracing::info_span!(
+        "review",
+        webhook = webhook.name(),
+        uid = Empty,
+        kind = Empty,
+        namespace = Empty,
+        name = Empty,
+        operation = Empty,
+        allowed = Empty,
+        patched = Empty,
+    );
+    async move {
+        let body = match read_body(&app, webhook.path(), &headers, body) {
+            Ok(body) => body,
+            Err(response) => return *response,
+        };
+        let answer = match app.admission.answer(webhook, &body) {
+            Ok(answer) => answer,
+            Err(e) => {
+                let labels = RejectLabels {
+                    path: webhook.path().into(),
+                    code: 400,
+                };
+                app.metrics.rejected.get_or_create(&labels).inc();
+                tracing::info!(error = %e, "bad review");
+                return error(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string());
+            }
+        };
+        let req = &answer.request;
+        let response = &answer.review.response;
+        let patched = response.patch.is_some();
+        let span = tracing::Span::current();
+        span.record("uid", req.uid.as_str());
+        span.record("kind", req.kind.kind.as_str());
+        span.record("namespace", req.namespace.as_str());
+        span.record("name", req.name.as_str());
+        span.record("operation", req.operation.as_str());
+        span.record("allowed", response.allowed);
+        span.record("patched", patched);
+        let outcome = match (response.allowed, patched) {
+            (false, _) => Outcome::Denied,
+            (true, true) => Outcome::Patched,
+            (true, false) => Outcome::Allowed,
+        };
+        let labels = ReviewLabels {
+            webhook: webhook.name().into(),
+            operation: req.operation.as_str().into(),
+            outcome,
+        };
+        app.metrics.reviews.get_or_create(&labels).inc();
+        app.metrics
+            .duration
+            .get_or_create(&WebhookLabels {
+                webhook: webhook.name().into(),
+            })
+            .observe(answer.elapsed.as_secs_f64());
+        match &response.status {
+            Some(status) => tracing::info!(code = status.code, reason = %status.reason, "denied"),
+            None => tracing::debug!("allowed"),
+        }
+        Json(answer.review).into_response()
+    }
+    .instrument(span)
+    .await
+}
