@@ -171,7 +171,115 @@ fn sec1_parts(der: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
 
 #[cfg(test)]
 mod tests {
+    use time::macros::datetime;
+
     use super::*;
+    use crate::{CertConfig, generate};
+
+    fn pem(label: &str, der: &[u8]) -> String {
+        const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut b64 = String::new();
+        for chunk in der.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, b)| acc | u32::from(*b) << (16 - 8 * i));
+            for i in 0..4 {
+                let c = if i <= chunk.len() {
+                    T[(n >> (18 - 6 * i) & 63) as usize] as char
+                } else {
+                    '='
+                };
+                b64.push(c);
+            }
+        }
+        let lines: Vec<_> = b64
+            .as_bytes()
+            .chunks(64)
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        format!(
+            "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+            lines.join("\n")
+        )
+    }
+
+    /// The SEC1 `ECPrivateKey` inside a PKCS#8 document.
+    fn sec1_of(pkcs8_pem: &str) -> Vec<u8> {
+        let der = blocks("k", pkcs8_pem).unwrap().remove(0).contents;
+        let (0x30, body, _) = tlv(&der).unwrap() else {
+            panic!()
+        };
+        let (_, _, body) = tlv(body).unwrap();
+        let (_, _, body) = tlv(body).unwrap();
+        let (0x04, inner, _) = tlv(body).unwrap() else {
+            panic!()
+        };
+        inner.to_vec()
+    }
+
+    #[test]
+    fn pkcs8_and_sec1_keys_are_checked() {
+        let now = datetime!(2026-01-01 00:00:00 UTC);
+        let a = generate(&CertConfig::for_service("s", "ns"), now).unwrap();
+        let b = generate(&CertConfig::for_service("s", "ns"), now).unwrap();
+        check_pair(&a.leaf.cert_pem, &a.leaf.key_pem).unwrap();
+        check_pair(&a.ca.cert_pem, &a.ca.key_pem).unwrap();
+        assert!(matches!(
+            check_pair(&a.leaf.cert_pem, &b.leaf.key_pem),
+            Err(CertError::KeyMismatch { .. })
+        ));
+        assert!(matches!(
+            check_pair(&a.leaf.cert_pem, &a.ca.key_pem),
+            Err(CertError::KeyMismatch { .. })
+        ));
+
+        let sec1 = pem("EC PRIVATE KEY", &sec1_of(&a.leaf.key_pem));
+        assert!(sec1_parts(&sec1_of(&a.leaf.key_pem)).unwrap().1.is_some());
+        check_pair(&a.leaf.cert_pem, &sec1).unwrap();
+        let other_sec1 = pem("EC PRIVATE KEY", &sec1_of(&b.leaf.key_pem));
+        assert!(check_pair(&a.leaf.cert_pem, &other_sec1).is_err());
+        // Right label, wrong algorithm family.
+        let as_rsa = a.leaf.key_pem.replace("PRIVATE KEY", "RSA PRIVATE KEY");
+        assert!(matches!(
+            check_pair(&a.leaf.cert_pem, &as_rsa),
+            Err(CertError::BadKey { .. })
+        ));
+    }
+
+    #[test]
+    fn ed25519_pkcs8_is_checked() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["x".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        check_pair(&cert.pem(), &key.serialize_pem()).unwrap();
+        let other = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+        assert!(check_pair(&cert.pem(), &other.serialize_pem()).is_err());
+        let p256 = rcgen::KeyPair::generate().unwrap();
+        assert!(
+            check_pair(&cert.pem(), &p256.serialize_pem()).is_err(),
+            "wrong key type"
+        );
+    }
+
+    #[test]
+    fn garbage_keys_are_errors() {
+        let now = datetime!(2026-01-01 00:00:00 UTC);
+        let a = generate(&CertConfig::for_service("s", "ns"), now).unwrap();
+        let half = &a.leaf.key_pem[..a.leaf.key_pem.len() / 2];
+        for bad in [
+            "",
+            "garbage",
+            half,
+            a.leaf.cert_pem.as_str(),
+            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+        ] {
+            assert!(check_pair(&a.leaf.cert_pem, bad).is_err(), "{bad:?}");
+        }
+        assert!(check_pair("garbage", &a.leaf.key_pem).is_err());
+    }
 
     #[test]
     fn tlv_rejects_truncation() {

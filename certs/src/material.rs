@@ -197,10 +197,16 @@ pub(crate) fn pair(
     Ok(PemPair { cert_pem, key_pem })
 }
 
-/// The first certificate in `pem` must be a CA allowed to sign certificates.
+/// The first certificate in `pem` must be a validly self-signed CA allowed to sign certificates.
 pub(crate) fn require_ca(what: &str, pem: &str) -> Result<(), CertError> {
     let der = first_cert_der(what, pem)?;
     let cert = parse_cert(what, &der)?;
+    if cert.verify_signature(None).is_err() {
+        return Err(CertError::bad_cert(
+            what,
+            "CA certificate is not validly self-signed",
+        ));
+    }
     if !cert.is_ca() {
         return Err(CertError::bad_cert(
             what,

@@ -399,3 +399,50 @@ fn invalid_config_is_an_error() {
     assert!(plan(None, &bad, T0).is_err());
     assert!(generate(&bad, T0).is_err());
 }
+
+#[test]
+fn random_damage_never_panics_and_always_converges() {
+    let cfg = short_cfg();
+    // One state per phase: steady, phase 1 (next CA), phase 2 (previous CA).
+    let steady = generate(&cfg, T0).unwrap().to_data();
+    let (_, phase1) = step(&steady, &cfg, T0 + Duration::days(21));
+    let (_, phase2) = step(&phase1, &cfg, T0 + Duration::days(21) + Duration::hours(1));
+    let now = T0 + Duration::days(21) + Duration::hours(1);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rand = move |n: usize| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) as usize) % n.max(1)
+    };
+    for round in 0..240 {
+        let base = [&steady, &phase1, &phase2][round % 3];
+        let mut data = base.clone();
+        let keys: Vec<String> = data.keys().cloned().collect();
+        let key = &keys[rand(keys.len())];
+        let value = data.get_mut(key).unwrap();
+        match rand(4) {
+            0 => value.truncate(rand(value.len())),
+            1 => {
+                let i = rand(value.len());
+                value[i] ^= 1 << rand(8);
+            }
+            2 => {
+                data.remove(key);
+            }
+            _ => value.splice(0..0, b"\xfe\xff\x00".iter().copied()).for_each(drop),
+        }
+        let result = plan(Some(&data), &cfg, now).unwrap();
+        let m = match result {
+            Plan::Keep => material(&data),
+            Plan::Write { material, .. } => material,
+        };
+        verify(&m.ca_bundle_pem(), &m.leaf.cert_pem, SVC_NAME, now)
+            .unwrap_or_else(|e| panic!("{round} {key}: {e}"));
+        assert_eq!(
+            plan(Some(&m.to_data()), &cfg, now).unwrap(),
+            Plan::Keep,
+            "{round} {key}: converges"
+        );
+    }
+}
