@@ -155,3 +155,74 @@ pub fn apply_write(view: &mut MemoryView, write: &StatusWrite) -> Result<(), Wri
     map.insert(&t.namespace, &t.name, updated);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use kruise_webhooks::WriteTarget;
+    use serde_json::json;
+
+    use super::*;
+
+    fn view_with_budget() -> MemoryView {
+        let mut view = MemoryView::default();
+        view.add(
+            json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "7"},
+            "status": {"unavailableAllowed": 1}}),
+        )
+        .unwrap();
+        view
+    }
+
+    fn write(resource_version: Option<&str>, allowed: u32) -> StatusWrite {
+        StatusWrite {
+            target: WriteTarget {
+                api_version: "policy.kruise.io/v1beta1".into(),
+                kind: "PodUnavailableBudget".into(),
+                plural: "podunavailablebudgets".into(),
+                namespace: "shop".into(),
+                name: "web".into(),
+            },
+            resource_version: resource_version.map(String::from),
+            status: json!({"unavailableAllowed": allowed}),
+        }
+    }
+
+    #[test]
+    fn a_write_replaces_status_and_bumps_the_resource_version() {
+        let mut view = view_with_budget();
+        apply_write(&mut view, &write(Some("7"), 0)).unwrap();
+        let stored = view
+            .others_of("policy.kruise.io", "PodUnavailableBudget")
+            .unwrap()
+            .get("shop", "web")
+            .unwrap();
+        assert_eq!(stored["status"]["unavailableAllowed"], 0);
+        assert_eq!(stored["metadata"]["resourceVersion"], "8");
+    }
+
+    #[test]
+    fn a_stale_write_conflicts_and_changes_nothing() {
+        let mut view = view_with_budget();
+        apply_write(&mut view, &write(Some("7"), 0)).unwrap();
+        let err = apply_write(&mut view, &write(Some("7"), 5)).unwrap_err();
+        assert!(matches!(err, WriteError::Conflict { .. }), "{err}");
+        let stored = view
+            .others_of("policy.kruise.io", "PodUnavailableBudget")
+            .unwrap()
+            .get("shop", "web")
+            .unwrap();
+        assert_eq!(stored["status"]["unavailableAllowed"], 0);
+        let missing = StatusWrite {
+            target: WriteTarget {
+                name: "gone".into(),
+                ..write(None, 0).target
+            },
+            ..write(None, 0)
+        };
+        assert!(matches!(
+            apply_write(&mut view, &missing),
+            Err(WriteError::NotFound { .. })
+        ));
+    }
+}

@@ -1,0 +1,176 @@
+//! `kruise admit`: stream semantics, exit codes, the manifest mode, and identical answers to the server.
+
+mod common;
+
+use std::{
+    io::Write,
+    process::{Command, Output, Stdio},
+};
+
+use serde_json::Value;
+
+fn admit(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
+        .arg("admit")
+        .args(args)
+        .current_dir(common::repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn lines(output: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn answers_a_stream_in_order_one_line_each() {
+    let mut input = common::review("delete-namespace-shop.json");
+    input.extend(common::review("delete-namespace-default.json"));
+    let out = admit(
+        &[
+            "--webhook",
+            "/validate-namespace",
+            "--objects",
+            "examples/cluster",
+        ],
+        &input,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers = lines(&out);
+    assert_eq!(answers.len(), 2);
+    assert_eq!(
+        answers[0]["response"]["uid"],
+        "7f0b2c4e-1d3a-4b8e-9c61-2f5d8a7e3b10"
+    );
+    assert_eq!(answers[0]["response"]["allowed"], false);
+    assert_eq!(
+        answers[1]["response"]["uid"],
+        "4b1d7c90-2e3f-41a8-b6d5-0a9c8e7f6d21"
+    );
+    assert_eq!(answers[1]["response"]["allowed"], true);
+}
+
+#[test]
+fn state_decides_the_answer() {
+    // Without the pods of examples/cluster, a Cascading namespace may go.
+    let input = common::review("delete-namespace-shop.json");
+    let out = admit(&["--webhook", "/validate-namespace"], &input);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(lines(&out)[0]["response"]["allowed"], true);
+}
+
+#[test]
+fn malformed_input_names_the_document_and_exits_2() {
+    let mut input = common::review("delete-namespace-default.json");
+    input.extend(b"\n{\"apiVersion\": \"admission.k8s.io/v1\", \"kind\": \"AdmissionReview\"}\n");
+    let out = admit(
+        &[
+            "--webhook",
+            "/validate-namespace",
+            "--objects",
+            "examples/cluster",
+        ],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(lines(&out).len(), 1, "the first review is still answered");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("document 2: AdmissionReview has no request"),
+        "{stderr}"
+    );
+
+    let out = admit(&["--webhook", "/validate-namespace"], b"{\"not json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("document 1: not valid JSON"));
+
+    let out = admit(&["--webhook", "/mutate-nothing"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no webhook is served at /mutate-nothing"));
+
+    let out = admit(
+        &["--webhook", "/validate-namespace", "--objects", "does/not/exist"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does/not/exist"));
+}
+
+#[test]
+fn manifest_mode_prints_admitted_objects_and_fails_on_denial() {
+    let out = admit(
+        &[
+            "--objects",
+            "examples/cluster",
+            "-f",
+            "examples/manifests/app.yaml",
+        ],
+        b"",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let objects: Vec<Value> = serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let kinds: Vec<_> = objects
+        .iter()
+        .filter(|o| !o.is_null())
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Service", "Deployment"]);
+
+    let out = admit(&["-f", "examples/manifests/bad-label.yaml"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"Service api: admission webhook "vservice.kb.io" denied the request"#)
+            && stderr.contains(r#"Unsupported value: "Sometimes""#),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn the_server_and_admit_give_identical_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path()).await;
+    let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
+    let client = common::client(&ca, server.webhook_addr);
+    for (path, review) in [
+        ("/validate-namespace", "delete-namespace-shop.json"),
+        ("/validate-namespace", "delete-namespace-default.json"),
+        ("/validate-apps-deployment", "create-deployment-bad-label.json"),
+    ] {
+        let url = format!("https://localhost:{}{path}", server.webhook_addr.port());
+        let served: Value = client
+            .post(url)
+            .header("content-type", "application/json")
+            .body(common::review(review))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let offline = admit(
+            &["--webhook", path, "--objects", "examples/cluster"],
+            &common::review(review),
+        );
+        assert_eq!(offline.status.code(), Some(0));
+        assert_eq!(lines(&offline), [served], "{review}");
+    }
+}
