@@ -125,6 +125,13 @@ pub(crate) fn preserve_unknown_object_list(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// Field schema transform that drops the `default` schemars derives from `#[serde(default)]`:
+/// OpenKruise's CRDs only default a few fields, and a schema default changes what the API
+/// server stores.
+pub(crate) fn no_default(schema: &mut Schema) {
+    schema.remove("default");
+}
+
 /// Label on a pod workload's pods that records its lifecycle state.
 pub const LIFECYCLE_STATE_KEY: &str = "lifecycle.apps.kruise.io/state";
 /// Annotation that records when the lifecycle state last changed.

@@ -86,6 +86,7 @@ pub struct TargetReference {
 pub struct PodUnavailableBudgetStatus {
     /// Generation last seen by the controller; the other fields are valid only when it is current.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub observed_generation: i64,
     /// Pods whose disruption was admitted but not yet observed, with the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

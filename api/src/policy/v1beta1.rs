@@ -68,7 +68,7 @@ pub struct PodUnavailableBudgetSpec {
     pub protect_operations: Option<Vec<PubOperation>>,
     /// Expected replica count, for pods without a scalable workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 1))]
+    #[schemars(extend("minimum" = 1))]
     pub protect_total_replicas: Option<i32>,
     /// Pods matching this selector are never protected.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -37,9 +37,11 @@ pub struct SidecarContainer {
     pub pod_inject_policy: Option<PodInjectPolicyType>,
     /// Cold or hot upgrade of this sidecar.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub upgrade_strategy: SidecarContainerUpgradeStrategy,
     /// Whether the sidecar also mounts the volume mounts of the app containers.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub share_volume_policy: ShareVolumePolicy,
     /// Whether the sidecar also gets the volume devices of the app containers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,16 +124,24 @@ pub struct SourceContainerNameSource {
 }
 
 /// Computes sidecar resources from the pod's other containers when the pod is created.
+///
+/// Both `targetContainersMode` and `resourcesExpr` are required by the CRD schema but decode
+/// leniently (defaults when absent), as Go does.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["resourcesExpr", "targetContainersMode"]))]
 pub struct ResourcesPolicy {
     /// How the target containers' resources are aggregated: `sum` or `max`.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub target_containers_mode: TargetContainersModeType,
     /// Regular expression selecting the target containers by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("default" = ".*"))]
     pub target_containers_name_regex: Option<String>,
     /// Expressions giving the sidecar's limits and requests.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub resources_expr: ResourcesExpr,
 }
 

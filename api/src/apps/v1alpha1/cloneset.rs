@@ -114,9 +114,11 @@ pub struct CloneSetSpec {
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     /// How pods are created and deleted.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub scale_strategy: CloneSetScaleStrategy,
     /// How pods are updated.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub update_strategy: CloneSetUpdateStrategy,
     /// Number of old revisions kept (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +146,7 @@ pub struct CloneSetScaleStrategy {
     pub max_unavailable: Option<IntOrString>,
     /// Do not reuse PVCs of deleted pods (PVCs are reused by default).
     #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(rename = "disablePVCReuse")]
     pub disable_pvc_reuse: bool,
 }
 

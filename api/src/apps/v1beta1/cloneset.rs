@@ -113,9 +113,11 @@ pub struct CloneSetSpec {
     pub volume_claim_templates: Option<Vec<PersistentVolumeClaim>>,
     /// How pods are created and deleted.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub scale_strategy: CloneSetScaleStrategy,
     /// How pods are updated.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub update_strategy: CloneSetUpdateStrategy,
     /// Number of old revisions kept (default 10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +146,7 @@ pub struct CloneSetScaleStrategy {
     /// Reuse PVCs of deleted pods for new pods (default false).
     #[serde(default, skip_serializing_if = "is_false")]
     #[schemars(extend("default" = false))]
+    #[serde(rename = "enablePVCReuse")]
     pub enable_pvc_reuse: bool,
     /// Scale counts ignore pods in PreparingDelete.
     #[serde(default, skip_serializing_if = "is_false")]

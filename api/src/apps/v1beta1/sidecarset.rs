@@ -65,9 +65,11 @@ pub struct SidecarSetSpec {
     pub volumes: Option<Vec<Volume>>,
     /// How injected pods are updated.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub update_strategy: SidecarSetUpdateStrategy,
     /// How new pods are injected.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub injection_strategy: SidecarSetInjectionStrategy,
     /// Pull secrets added to pods for the sidecar images.
     #[serde(default, skip_serializing_if = "Option::is_none")]

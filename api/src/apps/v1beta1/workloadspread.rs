@@ -48,6 +48,7 @@ pub struct WorkloadSpreadSpec {
     pub subsets: Vec<WorkloadSpreadSubset>,
     /// Scheduling strategy across subsets.
     #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub schedule_strategy: WorkloadSpreadScheduleStrategy,
 }
 
