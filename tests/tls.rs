@@ -265,3 +265,31 @@ async fn every_path_in_the_webhook_configurations_is_served() {
         assert_eq!(body["response"]["uid"], "probe", "{path}");
     }
 }
+
+#[tokio::test]
+async fn crd_conversion_over_https() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path()).await;
+    let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
+    let client = common::client(&ca, server.webhook_addr);
+    let review = serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": "conv-1", "desiredAPIVersion": "apps.kruise.io/v1beta1", "objects": [{
+            "apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web", "image": "nginx"}]}},
+                     "updateStrategy": {"type": "InPlaceIfPossible", "partition": 1}}}]}
+    });
+    let url = format!("https://localhost:{}/convert", server.webhook_addr.port());
+    let response = post(&client, &url, serde_json::to_vec(&review).unwrap()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["kind"], "ConversionReview");
+    assert_eq!(body["response"]["uid"], "conv-1");
+    assert_eq!(body["response"]["result"]["status"], "Success");
+    let converted = &body["response"]["convertedObjects"][0];
+    assert_eq!(converted["apiVersion"], "apps.kruise.io/v1beta1");
+    assert_eq!(converted["spec"]["replicas"], 3);
+}

@@ -1,4 +1,4 @@
-//! The HTTPS router: one POST route per webhook path; JSON errors for everything that
+//! The HTTPS router: one POST route per webhook path plus `/convert`; JSON errors for everything that
 //! is not a usable review.
 
 use std::sync::Arc;
@@ -39,6 +39,7 @@ pub fn router(app: Arc<App>) -> Router {
         );
     }
     router
+        .route("/convert", post(convert))
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .fallback(|uri: axum::http::Uri| async move {
             error(
@@ -180,4 +181,22 @@ async fn review(
     }
     .instrument(span)
     .await
+}
+
+async fn convert(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let body = match read_body(&app, "/convert", &headers, body) {
+        Ok(body) => body,
+        Err(response) => return *response,
+    };
+    match kruise_webhooks::convert::convert_review(&body) {
+        Ok(review) => Json(review).into_response(),
+        Err(e) => {
+            tracing::info!(error = %e, "bad conversion review");
+            error(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string())
+        }
+    }
 }

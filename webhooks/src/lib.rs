@@ -5,6 +5,7 @@
 //! decision depends on. No IO, no async, no Kubernetes client: the `kruise` binary (server, `kruise admit`)
 //! decodes, calls and applies.
 
+pub mod convert;
 pub mod decision;
 pub mod deletion_protection;
 pub mod patch;

@@ -1,0 +1,154 @@
+//! The CRD conversion webhook (`/convert`): a `ConversionReview` (apiextensions.k8s.io/v1) in, every
+//! object converted to `desiredAPIVersion` out, or a Failure result naming the object that could not be.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// Why a body is not a usable ConversionReview (answered with HTTP 400).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConvertReviewError {
+    #[error("request body is not a valid ConversionReview: {0}")]
+    Malformed(String),
+    #[error("unsupported ConversionReview apiVersion {0:?}: expected apiextensions.k8s.io/v1")]
+    UnsupportedVersion(String),
+    #[error("ConversionReview has no request")]
+    MissingRequest,
+    #[error("ConversionReview request has an empty uid")]
+    MissingUid,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    #[serde(default)]
+    api_version: String,
+    request: Option<ConversionRequest>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConversionRequest {
+    #[serde(default)]
+    uid: String,
+    #[serde(rename = "desiredAPIVersion", default)]
+    desired_api_version: String,
+    #[serde(default)]
+    objects: Vec<Value>,
+}
+
+/// The answer to a ConversionReview.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversionReviewResponse {
+    pub api_version: String,
+    pub kind: String,
+    pub response: Value,
+}
+
+/// Converts every object of the review; the first object that cannot be converted fails the whole
+/// review (the apiserver needs all or nothing).
+pub fn convert_review(body: &[u8]) -> Result<ConversionReviewResponse, ConvertReviewError> {
+    let envelope: Envelope =
+        serde_json::from_slice(body).map_err(|e| ConvertReviewError::Malformed(e.to_string()))?;
+    if envelope.api_version != "apiextensions.k8s.io/v1" {
+        return Err(ConvertReviewError::UnsupportedVersion(envelope.api_version));
+    }
+    let request = envelope.request.ok_or(ConvertReviewError::MissingRequest)?;
+    if request.uid.is_empty() {
+        return Err(ConvertReviewError::MissingUid);
+    }
+    let converted: Result<Vec<Value>, String> = request
+        .objects
+        .iter()
+        .map(|object| {
+            kruise_api::convert_object(object, &request.desired_api_version).map_err(|e| {
+                let name = object
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("<unnamed>");
+                let kind = object.get("kind").and_then(Value::as_str).unwrap_or("<no kind>");
+                format!(
+                    "cannot convert {kind} {name} to {}: {e}",
+                    request.desired_api_version
+                )
+            })
+        })
+        .collect();
+    let response = match converted {
+        Ok(objects) => {
+            json!({"uid": request.uid, "result": {"status": "Success"}, "convertedObjects": objects})
+        }
+        Err(message) => json!({
+            "uid": request.uid,
+            "result": {"status": "Failure", "message": message},
+            "convertedObjects": [],
+        }),
+    };
+    Ok(ConversionReviewResponse {
+        api_version: "apiextensions.k8s.io/v1".into(),
+        kind: "ConversionReview".into(),
+        response,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn review(desired: &str, objects: Value) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "c1", "desiredAPIVersion": desired, "objects": objects}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn converts_a_v1alpha1_sidecarset_to_v1beta1_and_back() {
+        let alpha = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+            "metadata": {"name": "s"},
+            "spec": {"selector": {"matchLabels": {"app": "x"}},
+                     "containers": [{"name": "log", "image": "busybox"}]}});
+        let out = convert_review(&review("apps.kruise.io/v1beta1", json!([alpha.clone()]))).unwrap();
+        assert_eq!(out.response["uid"], "c1");
+        assert_eq!(out.response["result"]["status"], "Success");
+        let beta = &out.response["convertedObjects"][0];
+        assert_eq!(beta["apiVersion"], "apps.kruise.io/v1beta1");
+        assert_eq!(beta["spec"]["containers"][0]["name"], "log");
+        let back = convert_review(&review("apps.kruise.io/v1alpha1", json!([beta]))).unwrap();
+        let back = &back.response["convertedObjects"][0];
+        assert_eq!(back["apiVersion"], "apps.kruise.io/v1alpha1");
+        assert_eq!(back["spec"], alpha["spec"]);
+    }
+
+    #[test]
+    fn an_object_that_cannot_be_converted_fails_the_review_with_its_name() {
+        let good = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+            "metadata": {"name": "fine"}, "spec": {"replicas": 1}});
+        let bad = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+            "metadata": {"name": "broken"}, "spec": {"replicas": 1}});
+        let out = convert_review(&review("apps.kruise.io/v9", json!([good, bad]))).unwrap();
+        assert_eq!(out.response["result"]["status"], "Failure");
+        let message = out.response["result"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("cannot convert CloneSet fine to apps.kruise.io/v9"),
+            "{message}"
+        );
+        assert_eq!(out.response["convertedObjects"], json!([]));
+    }
+
+    #[test]
+    fn malformed_reviews_are_errors() {
+        assert!(matches!(
+            convert_review(b"nope"),
+            Err(ConvertReviewError::Malformed(_))
+        ));
+        let v1beta1 = br#"{"apiVersion":"apiextensions.k8s.io/v1beta1","request":{"uid":"x"}}"#;
+        assert!(matches!(
+            convert_review(v1beta1),
+            Err(ConvertReviewError::UnsupportedVersion(_))
+        ));
+        let no_req = br#"{"apiVersion":"apiextensions.k8s.io/v1"}"#;
+        assert_eq!(convert_review(no_req), Err(ConvertReviewError::MissingRequest));
+    }
+}
