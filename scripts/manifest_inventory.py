@@ -67,13 +67,13 @@ def main(paths):
             group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
             namespace = metadata.get("namespace") or ""
             key = (kind, group, namespace, name)
+            count += 1
             if key in seen:
                 errors.append(f"{where}: {kind} {namespace + '/' if namespace else ''}{name} "
                               f"is also defined in {seen[key]}")
                 continue
             seen[key] = where
             rows.append("\t".join((kind, group, namespace, name, path)))
-            count += 1
         if count == 0:
             errors.append(f"{path}: no Kubernetes object in this file")
     for row in rows:

@@ -111,10 +111,12 @@ for version in $KUBE_VERSIONS; do
 done
 
 # ---------------------------------------------------------------------- (b) kubectl client dry run
+KUBECTL_GIVEN=${KUBECTL:+yes}
 KUBECTL=${KUBECTL:-kubectl}
-if ! command -v "$KUBECTL" >/dev/null 2>&1 && [[ ${INSTALL_KUBECTL:-1} != 0 ]] &&
+if ! command -v "$KUBECTL" >/dev/null 2>&1 && [[ -z $KUBECTL_GIVEN && ${INSTALL_KUBECTL:-1} != 0 ]] &&
   command -v apt-get >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]]; then
   loud "kubectl not found: installing Debian's kubernetes-client (set INSTALL_KUBECTL=0 to skip)"
+  export DEBIAN_FRONTEND=noninteractive
   { apt-get install -y -q kubernetes-client || { apt-get update -q && apt-get install -y -q kubernetes-client; }; } \
     >"$WORK/apt.log" 2>&1 || { tail -20 "$WORK/apt.log" >&2; echo "apt-get install kubernetes-client failed" >&2; }
 fi
@@ -128,7 +130,9 @@ if ! command -v "$KUBECTL" >/dev/null 2>&1; then
   exit 0
 fi
 
-say "step b: kubectl apply --dry-run=client against scripts/fake_discovery.py ($("$KUBECTL" version --client 2>/dev/null | head -1))"
+KUBECTL_VERSION=$("$KUBECTL" version --client -o json 2>/dev/null |
+  "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])' 2>/dev/null || echo unknown)
+say "step b: kubectl ($KUBECTL_VERSION) apply --dry-run=client against scripts/fake_discovery.py"
 "$PYTHON" "$REPO/scripts/fake_discovery.py" --port-file "$WORK/port" --git-version "$FAKE_SERVER_VERSION" \
   >/dev/null 2>"$WORK/fake.log" &
 FAKE_PID=$!
