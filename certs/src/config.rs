@@ -12,6 +12,8 @@ pub const DEFAULT_CA_VALIDITY: Duration = Duration::days(3650);
 pub const DEFAULT_LEAF_VALIDITY: Duration = Duration::days(365);
 /// Default time between two CA-rotation phases (see [`crate::plan`]).
 pub const DEFAULT_ROTATION_DWELL: Duration = Duration::minutes(2);
+/// Upper bound accepted for either validity.
+pub const MAX_VALIDITY: Duration = Duration::days(36500);
 /// How far `notBefore` is set in the past, so peers with a slow clock accept a fresh certificate.
 pub const NOT_BEFORE_BACKDATE: Duration = Duration::minutes(10);
 
@@ -61,6 +63,9 @@ impl CertConfig {
         }
         if !self.ca_validity.is_positive() || !self.leaf_validity.is_positive() {
             return Err(CertError::Config("validities must be positive".into()));
+        }
+        if self.ca_validity > MAX_VALIDITY || self.leaf_validity > MAX_VALIDITY {
+            return Err(CertError::Config("validities must not exceed 100 years".into()));
         }
         if self.rotation_dwell.is_negative() {
             return Err(CertError::Config("rotation dwell must not be negative".into()));
@@ -133,6 +138,9 @@ mod tests {
         assert!(c.validate().is_err());
         let mut c = good.clone();
         c.rotation_dwell = Duration::days(3650);
+        assert!(c.validate().is_err());
+        let mut c = good.clone();
+        c.ca_validity = Duration::MAX;
         assert!(c.validate().is_err());
         let mut c = good;
         c.dns_names.clear();

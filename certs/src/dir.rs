@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::CertError;
-use crate::inspect::signed_by;
+use crate::inspect::bundle_trusts;
 use crate::keys::check_pair_named;
 use crate::material::{CA_BUNDLE, KNOWN_KEYS, TLS_CERT, TLS_KEY};
 use crate::pem::split_blocks;
@@ -98,13 +98,8 @@ pub fn read_serving(dir: &Path) -> Result<ServingFiles, CertError> {
     check_pair_named(TLS_CERT, &cert_pem, TLS_KEY, &key_pem)?;
     if let Some(ca) = &ca_pem {
         crate::pem::cert_ders(CA_BUNDLE, ca)?;
-        let issuers = split_blocks(ca)
-            .into_iter()
-            .chain(split_blocks(&cert_pem).into_iter().skip(1));
-        if !issuers
-            .into_iter()
-            .any(|issuer| signed_by(&cert_pem, &issuer).unwrap_or(false))
-        {
+        let chain = split_blocks(&cert_pem).into_iter().skip(1).collect::<String>();
+        if !bundle_trusts(ca, &cert_pem) && !bundle_trusts(&chain, &cert_pem) {
             return Err(CertError::invalid(TLS_CERT, "not signed by any CA in ca.crt"));
         }
     }

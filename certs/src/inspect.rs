@@ -117,6 +117,15 @@ fn info_of(cert: &X509Certificate<'_>, what: &str) -> Result<CertInfo, CertError
     })
 }
 
+/// Does a client trusting `bundle_pem` accept `cert_pem`'s signature? True when some
+/// certificate in the bundle is its issuer (name and signature; validity is not checked). Use it
+/// to confirm that every published caBundle already trusts a leaf before serving that leaf.
+pub fn bundle_trusts(bundle_pem: &str, cert_pem: &str) -> bool {
+    crate::pem::split_blocks(bundle_pem)
+        .iter()
+        .any(|issuer| signed_by(cert_pem, issuer).unwrap_or(false))
+}
+
 /// Is the first certificate of `cert_pem` signed by the first certificate of `issuer_pem`?
 pub(crate) fn signed_by(cert_pem: &str, issuer_pem: &str) -> Result<bool, CertError> {
     let der = crate::pem::first_cert_der("certificate", cert_pem)?;
@@ -159,5 +168,8 @@ mod tests {
         }
         assert!(signed_by(&a.leaf.cert_pem, &a.ca.cert_pem).unwrap());
         assert!(!signed_by(&a.leaf.cert_pem, &b.ca.cert_pem).unwrap());
+        assert!(bundle_trusts(&bundle, &a.leaf.cert_pem) && bundle_trusts(&bundle, &b.leaf.cert_pem));
+        assert!(!bundle_trusts(&b.ca.cert_pem, &a.leaf.cert_pem));
+        assert!(!bundle_trusts("garbage", &a.leaf.cert_pem) && !bundle_trusts(&bundle, "garbage"));
     }
 }

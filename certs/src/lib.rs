@@ -17,12 +17,13 @@ mod pem;
 mod plan;
 
 pub use config::{
-    CertConfig, DEFAULT_CA_VALIDITY, DEFAULT_LEAF_VALIDITY, DEFAULT_ROTATION_DWELL, NOT_BEFORE_BACKDATE,
+    CertConfig, DEFAULT_CA_VALIDITY, DEFAULT_LEAF_VALIDITY, DEFAULT_ROTATION_DWELL, MAX_VALIDITY,
+    NOT_BEFORE_BACKDATE,
 };
 pub use dir::ServingFiles;
 pub use error::CertError;
 pub use generate::generate;
-pub use inspect::{CertInfo, inspect, inspect_all};
+pub use inspect::{CertInfo, bundle_trusts, inspect, inspect_all};
 pub use keys::check_pair;
 pub use material::{
     ACTIVE_CA_CERT, CA_BUNDLE, CA_KEY, CertMaterial, KNOWN_KEYS, NEXT_CA_CERT, NEXT_CA_KEY, PHASE_SINCE,

@@ -8,7 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::CertError;
 use crate::keys::check_pair_named;
-use crate::pem::{concat, first_cert_der, parse_cert};
+use crate::pem::{canonical_cert, canonical_key, concat, first_cert_der, parse_cert};
 
 /// Data key: every CA a client must trust now (the caBundle), PEM concatenated.
 pub const CA_BUNDLE: &str = "ca.crt";
@@ -121,7 +121,8 @@ impl CertMaterial {
     }
 
     /// Parse and validate stored data: every certificate parses, every key matches its
-    /// certificate, CAs are CAs. Does not judge expiry or issuer (that is [`crate::plan`]'s job).
+    /// certificate, CAs are self-signed CAs. PEM text is re-encoded canonically (so sloppy text
+    /// makes [`crate::plan`] rewrite it). Does not judge expiry or issuer (that is [`crate::plan`]'s job).
     /// `ca.crt` is ignored: it is derived.
     pub fn from_data(data: &BTreeMap<String, Vec<u8>>) -> Result<Self, CertError> {
         let ca = pair(data, ACTIVE_CA_CERT, CA_KEY)?;
@@ -139,7 +140,7 @@ impl CertMaterial {
             true => {
                 let prev = text(data, PREVIOUS_CA_CERT)?;
                 require_ca(PREVIOUS_CA_CERT, &prev)?;
-                Some(prev)
+                Some(canonical_cert(PREVIOUS_CA_CERT, &prev)?)
             }
         };
         if next_ca.is_some() && previous_ca_cert_pem.is_some() {
@@ -194,7 +195,10 @@ pub(crate) fn pair(
     let cert_pem = text(data, cert_key)?;
     let key_pem = text(data, key_key)?;
     check_pair_named(cert_key, &cert_pem, key_key, &key_pem)?;
-    Ok(PemPair { cert_pem, key_pem })
+    Ok(PemPair {
+        cert_pem: canonical_cert(cert_key, &cert_pem)?,
+        key_pem: canonical_key(key_key, &key_pem)?,
+    })
 }
 
 /// The first certificate in `pem` must be a validly self-signed CA allowed to sign certificates.

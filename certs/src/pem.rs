@@ -61,6 +61,47 @@ pub(crate) fn parse_cert<'a>(what: &str, der: &'a [u8]) -> Result<X509Certificat
     }
 }
 
+/// Canonical PEM, as rcgen writes it: 64-column base64, LF line endings, trailing newline.
+pub(crate) fn encode(label: &str, der: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut b64 = Vec::with_capacity(der.len().div_ceil(3) * 4);
+    for chunk in der.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..4 {
+            let c = if i <= chunk.len() {
+                ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]
+            } else {
+                b'='
+            };
+            b64.push(c);
+        }
+    }
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in b64.chunks(64) {
+        out.extend(line.iter().map(|b| char::from(*b)));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+/// The first certificate of `text`, re-encoded canonically.
+pub(crate) fn canonical_cert(what: &str, text: &str) -> Result<String, CertError> {
+    Ok(encode("CERTIFICATE", &first_cert_der(what, text)?))
+}
+
+/// The first `... PRIVATE KEY` block of `text`, re-encoded canonically (label kept).
+pub(crate) fn canonical_key(what: &str, text: &str) -> Result<String, CertError> {
+    let block = blocks(what, text)?
+        .into_iter()
+        .find(|b| b.label.ends_with("PRIVATE KEY"))
+        .ok_or_else(|| CertError::bad_key(what, "no PRIVATE KEY block"))?;
+    Ok(encode(&block.label, &block.contents))
+}
+
 /// Split text into its `-----BEGIN ...-----` .. `-----END ...-----` blocks, verbatim, each
 /// ending with a newline. Text outside blocks is dropped.
 pub(crate) fn split_blocks(text: &str) -> Vec<String> {
@@ -109,6 +150,28 @@ mod tests {
         }
         let err = cert_ders("tls.crt", "garbage").unwrap_err().to_string();
         assert!(err.contains("tls.crt"), "{err}");
+    }
+
+    #[test]
+    fn encode_matches_rcgen_and_canonicalizes() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["a".to_string()])
+            .unwrap()
+            .self_signed(&key)
+            .unwrap();
+        assert_eq!(encode("CERTIFICATE", cert.der()), cert.pem());
+        assert_eq!(encode("PRIVATE KEY", key.serialized_der()), key.serialize_pem());
+        let sloppy = format!("junk\r\n{}\r\n", cert.pem().replace('\n', "\r\n"));
+        assert_eq!(canonical_cert("c", &sloppy).unwrap(), cert.pem());
+        assert_eq!(
+            canonical_key("k", &format!("  {}", key.serialize_pem())).unwrap(),
+            key.serialize_pem()
+        );
+        for n in 0..5 {
+            let der = vec![0xABu8; n];
+            let pem = encode("X", &der);
+            assert_eq!(blocks("x", &pem).unwrap()[0].contents, der);
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::material::{
     ACTIVE_CA_CERT, CA_BUNDLE, CA_KEY, KNOWN_KEYS, NEXT_CA_CERT, NEXT_CA_KEY, PREVIOUS_CA_CERT, TLS_CERT,
     TLS_KEY, pair, require_ca, text,
 };
-use crate::pem::split_blocks;
+use crate::pem::{canonical_cert, canonical_key, split_blocks};
 use crate::{CertConfig, CertError, CertMaterial, PemPair, generate};
 
 /// Why [`plan`] wants to write.
@@ -41,17 +41,6 @@ pub enum RotationReason {
     SwitchLeafToNewCa,
     /// Rotation phase 3: the new leaf has been out for the dwell time; the old CA leaves the bundle.
     DropOldCa,
-}
-
-impl RotationReason {
-    /// True for the reasons that change the caBundle in a rotation step (phases 1 and 3), or
-    /// replace the CA outright.
-    pub fn changes_ca(&self) -> bool {
-        !matches!(
-            self,
-            Self::SansChanged | Self::LeafExpiring | Self::LeafInvalid(_)
-        )
-    }
 }
 
 impl fmt::Display for RotationReason {
@@ -161,8 +150,14 @@ enum CaStep {
 /// At most one CA-rotation phase transition.
 fn advance_ca(m: &mut CertMaterial, cfg: &CertConfig, now: OffsetDateTime) -> Result<CaStep, CertError> {
     let ca = inspect_named(ACTIVE_CA_CERT, &m.ca.cert_pem)?;
-    let dwell_over = now >= m.phase_since + cfg.rotation_dwell;
-    let phase_in_future = m.phase_since > now + cfg.rotation_dwell;
+    // Checked: a stored timestamp near year 9999 must not overflow.
+    let dwell_over = m
+        .phase_since
+        .checked_add(cfg.rotation_dwell)
+        .is_some_and(|t| now >= t);
+    let phase_in_future = now
+        .checked_add(cfg.rotation_dwell)
+        .is_some_and(|t| m.phase_since > t);
     if now >= ca.not_after {
         // Clients can no longer use the active CA; switching now is no worse than waiting.
         let next = m.next_ca.take();
@@ -311,15 +306,17 @@ fn salvage(data: &BTreeMap<String, Vec<u8>>, now: OffsetDateTime) -> Option<Cert
         .into_iter()
         .find(|c| usable_ca(c) && check_pair(c, &key).is_ok())?;
     let ca = PemPair {
-        cert_pem,
-        key_pem: key,
+        cert_pem: canonical_cert(ACTIVE_CA_CERT, &cert_pem).ok()?,
+        key_pem: canonical_key(CA_KEY, &key).ok()?,
     };
     let mut next_ca = pair(data, NEXT_CA_CERT, NEXT_CA_KEY)
         .ok()
         .filter(|n| usable_ca(&n.cert_pem));
     let previous_ca_cert_pem = text(data, PREVIOUS_CA_CERT)
         .ok()
-        .filter(|p| usable_ca(p) && p.trim() != ca.cert_pem.trim());
+        .filter(|p| usable_ca(p))
+        .and_then(|p| canonical_cert(PREVIOUS_CA_CERT, &p).ok())
+        .filter(|p| *p != ca.cert_pem);
     if previous_ca_cert_pem.is_some() {
         next_ca = None;
     }

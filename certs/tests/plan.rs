@@ -415,13 +415,13 @@ fn random_damage_never_panics_and_always_converges() {
             .wrapping_add(1_442_695_040_888_963_407);
         ((seed >> 33) as usize) % n.max(1)
     };
-    for round in 0..240 {
+    for round in 0..900 {
         let base = [&steady, &phase1, &phase2][round % 3];
         let mut data = base.clone();
         let keys: Vec<String> = data.keys().cloned().collect();
         let key = &keys[rand(keys.len())];
         let value = data.get_mut(key).unwrap();
-        match rand(4) {
+        match rand(5) {
             0 => value.truncate(rand(value.len())),
             1 => {
                 let i = rand(value.len());
@@ -429,6 +429,10 @@ fn random_damage_never_panics_and_always_converges() {
             }
             2 => {
                 data.remove(key);
+            }
+            3 => {
+                let donor = base[&keys[rand(keys.len())]].clone();
+                data.insert(key.clone(), donor);
             }
             _ => value.splice(0..0, b"\xfe\xff\x00".iter().copied()).for_each(drop),
         }
@@ -445,4 +449,17 @@ fn random_damage_never_panics_and_always_converges() {
             "{round} {key}: converges"
         );
     }
+}
+
+#[test]
+fn far_future_phase_timestamp_does_not_overflow() {
+    let cfg = short_cfg();
+    let (_, mut d) = step(
+        &generate(&cfg, T0).unwrap().to_data(),
+        &cfg,
+        T0 + Duration::days(21),
+    );
+    d.insert(PHASE_SINCE.into(), b"9999-12-31T23:59:59Z".to_vec());
+    let (r, _) = step(&d, &cfg, T0 + Duration::days(21));
+    assert!(matches!(r, Some(RotationReason::Corrupt(_))), "{r:?}");
 }
