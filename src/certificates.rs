@@ -119,7 +119,7 @@ impl CertManager {
                 Ok(CertMaterial::from_data(&data)?)
             }
             Plan::Write { material, reason } => {
-                tracing::info!(dir = %dir.display(), ?reason, "writing webhook certificates");
+                tracing::info!(dir = %dir.display(), %reason, "writing webhook certificates");
                 kruise_certs::dir::write(dir, &material.to_data())?;
                 Ok(material)
             }

@@ -107,7 +107,7 @@ impl CertSecret {
                     };
                     match written {
                         Ok(_) => {
-                            tracing::info!(secret = %self.name, ?reason, "webhook certificates written");
+                            tracing::info!(secret = %self.name, %reason, "webhook certificates written");
                             material
                         }
                         // Another replica won the race: use what it wrote.
