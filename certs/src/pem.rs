@@ -164,7 +164,7 @@ mod tests {
         let sloppy = format!("junk\r\n{}\r\n", cert.pem().replace('\n', "\r\n"));
         assert_eq!(canonical_cert("c", &sloppy).unwrap(), cert.pem());
         assert_eq!(
-            canonical_key("k", &format!("  {}", key.serialize_pem())).unwrap(),
+            canonical_key("k", &format!("\n\n{}\n", key.serialize_pem())).unwrap(),
             key.serialize_pem()
         );
         for n in 0..5 {

@@ -91,7 +91,9 @@ pub enum Plan {
 ///   life remains, or it does not chain to / fit in the active CA; it never outlives its CA.
 ///
 /// The caller writes the result, publishes `ca_bundle_pem()` to every webhook configuration,
-/// and calls `plan` again later (each resync); a dwell only counts if publication succeeded.
+/// and calls `plan` again later (each resync). A dwell only counts if publication succeeded:
+/// before writing a [`RotationReason::SwitchLeafToNewCa`] result, the caller can confirm with
+/// [`crate::bundle_trusts`] that the published caBundle already trusts the new leaf.
 pub fn plan(
     stored: Option<&BTreeMap<String, Vec<u8>>>,
     cfg: &CertConfig,
