@@ -2,17 +2,20 @@
 # Validates every manifest under manifests/ (recursively: crds/ and webhooks.yaml included) and exits
 # non-zero on any failure:
 #
-#   0. inventory (scripts/manifest_inventory.py): every file parses, no duplicate keys, every document
+#   1. inventory (scripts/manifest_inventory.py): every file parses, no duplicate keys, every document
 #      has apiVersion/kind/metadata.name, no object defined twice;
-#   a. kubernetes-validate (PyPI) in strict mode against the upstream OpenAPI schemas of each version in
+#   2. kubernetes-validate (PyPI) in strict mode against the upstream OpenAPI schemas of each version in
 #      KUBE_VERSIONS: unknown fields, wrong types, missing required fields; a kind without a schema fails;
-#   b. `kubectl apply --dry-run=client --validate=false -R -f manifests/` against a fake API server
+#   3. scripts/check_install.py: the RBAC bound to the ServiceAccount allows every API request the server
+#      makes and denies what least privilege forbids; Service, Deployment, PDB, webhooks and CRD
+#      conversion are wired to each other (names, selectors, ports, namespace exclusion);
+#   4. `kubectl apply --dry-run=client --validate=false -R -f manifests/` against a fake API server
 #      (scripts/fake_discovery.py) that only answers discovery, and 404 for every object; every object
 #      must come back as "... created (dry run)". This proves kubectl can read and map every object; it
-#      validates nothing by itself (step a does).
+#      validates nothing by itself (step 2 does).
 #
 # Usage: scripts/validate-manifests.sh [DIR]       (DIR defaults to manifests/)
-# Needs: bash, python3 (>= 3.9) with venv + pip, network access to PyPI on first run; kubectl for (b).
+# Needs: bash, python3 (>= 3.9) with venv + pip, network access to PyPI on first run; kubectl for step 4.
 #
 # Environment:
 #   KUBE_VERSIONS            Kubernetes versions to validate against   (default "1.30.0 1.37.0")
@@ -21,7 +24,7 @@
 #   KUBECTL                  kubectl binary                            (default: kubectl on PATH)
 #   FAKE_SERVER_VERSION      gitVersion the fake server reports         (default v1.32.4)
 #   INSTALL_KUBECTL=0        do not try `apt-get install kubernetes-client` when kubectl is missing
-#   REQUIRE_KUBECTL=1        fail, instead of skipping (b), when no kubectl can be found or installed
+#   REQUIRE_KUBECTL=1        fail, instead of skipping step 4, when no kubectl can be found or installed
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -85,7 +88,7 @@ fi
 say "$("$VENV/bin/kubernetes-validate" --version 2>&1 | head -1)"
 
 # ----------------------------------------------------------------------------------------- inventory
-say "step 0: inventory (YAML syntax, duplicate keys, identity of every object)"
+say "1/4 inventory (YAML syntax, duplicate keys, identity of every object)"
 "$VENV/bin/python" "$REPO/scripts/manifest_inventory.py" "${FILES[@]}" >"$WORK/inventory.tsv" ||
   fail "inventory: see the errors above"
 OBJECTS=$(wc -l <"$WORK/inventory.tsv")
@@ -93,9 +96,9 @@ OBJECTS=$(wc -l <"$WORK/inventory.tsv")
 cut -f1 "$WORK/inventory.tsv" | sort | uniq -c | sed 's/^/    /'
 say "$OBJECTS objects"
 
-# ------------------------------------------------------------------------------ (a) kubernetes-validate
+# -------------------------------------------------------------------------------- kubernetes-validate
 for version in $KUBE_VERSIONS; do
-  say "step a: kubernetes-validate --strict -k $version"
+  say "2/4 kubernetes-validate --strict -k $version"
   set +e
   "$VENV/bin/kubernetes-validate" --strict -k "$version" "${FILES[@]}" >"$WORK/kv.out" 2>&1
   rc=$?
@@ -110,7 +113,12 @@ for version in $KUBE_VERSIONS; do
   echo "    $passed/$OBJECTS objects valid against Kubernetes $version (strict)"
 done
 
-# ---------------------------------------------------------------------- (b) kubectl client dry run
+# ------------------------------------------------------------------------ RBAC and wiring cross-checks
+say "3/4 RBAC as the authorizer would evaluate it, and wiring between the objects"
+"$VENV/bin/python" "$REPO/scripts/check_install.py" "${FILES[@]}" | sed 's/^/    /'
+[[ ${PIPESTATUS[0]} -eq 0 ]] || fail "install cross-checks: see the errors above"
+
+# -------------------------------------------------------------------------- kubectl client dry run
 KUBECTL_GIVEN=${KUBECTL:+yes}
 KUBECTL=${KUBECTL:-kubectl}
 if ! command -v "$KUBECTL" >/dev/null 2>&1 && [[ -z $KUBECTL_GIVEN && ${INSTALL_KUBECTL:-1} != 0 ]] &&
@@ -124,15 +132,15 @@ if ! command -v "$KUBECTL" >/dev/null 2>&1; then
   if [[ ${REQUIRE_KUBECTL:-0} == 1 ]]; then
     fail "kubectl not found and REQUIRE_KUBECTL=1"
   fi
-  loud "kubectl NOT FOUND: step (b), kubectl apply --dry-run=client, was SKIPPED." \
+  loud "kubectl NOT FOUND: step 4/4, kubectl apply --dry-run=client, was SKIPPED." \
     "Install kubectl (Debian: apt-get install kubernetes-client) or set KUBECTL=/path/to/kubectl."
-  say "OK (with step b SKIPPED): $OBJECTS objects in ${#FILES[@]} files, $((SECONDS - START))s"
+  say "OK (with step 4 SKIPPED): $OBJECTS objects in ${#FILES[@]} files, $((SECONDS - START))s"
   exit 0
 fi
 
 KUBECTL_VERSION=$("$KUBECTL" version --client -o json 2>/dev/null |
   "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])' 2>/dev/null || echo unknown)
-say "step b: kubectl ($KUBECTL_VERSION) apply --dry-run=client against scripts/fake_discovery.py"
+say "4/4 kubectl ($KUBECTL_VERSION) apply --dry-run=client against scripts/fake_discovery.py"
 "$PYTHON" "$REPO/scripts/fake_discovery.py" --port-file "$WORK/port" --git-version "$FAKE_SERVER_VERSION" \
   >/dev/null 2>"$WORK/fake.log" &
 FAKE_PID=$!
