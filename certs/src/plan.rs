@@ -111,13 +111,13 @@ pub fn plan(
             None => return fresh(cfg, now, RotationReason::Corrupt(e.to_string())),
         },
     };
-    match advance_ca(&mut m, cfg, now) {
-        Ok(CaStep::None) => {}
-        Ok(CaStep::Did(r)) => {
+    // Generation failures propagate (retrying later is better than replacing a good CA).
+    match advance_ca(&mut m, cfg, now)? {
+        CaStep::None => {}
+        CaStep::Did(r) => {
             reason.get_or_insert(r);
         }
-        Ok(CaStep::Regenerate(r)) => return fresh(cfg, now, r),
-        Err(e) => return fresh(cfg, now, RotationReason::Corrupt(e.to_string())),
+        CaStep::Regenerate(r) => return fresh(cfg, now, r),
     }
     if let Some(r) = leaf_problem(&m, cfg, now) {
         m.leaf = new_leaf(cfg, &m.ca, now)?;
@@ -151,7 +151,10 @@ enum CaStep {
 
 /// At most one CA-rotation phase transition.
 fn advance_ca(m: &mut CertMaterial, cfg: &CertConfig, now: OffsetDateTime) -> Result<CaStep, CertError> {
-    let ca = inspect_named(ACTIVE_CA_CERT, &m.ca.cert_pem)?;
+    let ca = match inspect_named(ACTIVE_CA_CERT, &m.ca.cert_pem) {
+        Ok(ca) => ca,
+        Err(e) => return Ok(CaStep::Regenerate(RotationReason::Corrupt(e.to_string()))),
+    };
     // Checked: a stored timestamp near year 9999 must not overflow.
     let dwell_over = m
         .phase_since
