@@ -8,6 +8,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::CustomResourceExt;
 use kube::core::crd::merge_crds;
+use serde_json::Value;
 
 use crate::apps::{v1alpha1 as apps_a, v1beta1 as apps_b};
 use crate::policy::{v1alpha1 as policy_a, v1beta1 as policy_b};
@@ -96,6 +97,73 @@ fn merged(alpha: CustomResourceDefinition, beta: CustomResourceDefinition) -> Cu
         v.served = true;
         v.storage = v.name == STORAGE_VERSION;
     }
+    for v in &mut crd.spec.versions {
+        if let Some(schema) = v.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut())
+            && let Ok(mut json) = serde_json::to_value(&*schema)
+        {
+            // OpenKruise's Go types make `spec` optional (`omitempty`); kube's root requires it.
+            if let Some(root) = json.as_object_mut() {
+                root.remove("required");
+            }
+            add_atomic_markers(&mut json);
+            if let Ok(marked) = serde_json::from_value(json) {
+                *schema = marked;
+            }
+        }
+    }
     crd.spec.conversion = Some(conversion_webhook());
     crd
+}
+
+/// Adds the `x-kubernetes-map-type` / `x-kubernetes-list-type: atomic` markers that the
+/// Kubernetes Go types carry (and OpenKruise's CRDs therefore have) but k8s-openapi's schemas
+/// lack: label selectors, node selector terms, field selectors and local object references.
+/// They make server-side apply replace these values as a whole.
+fn add_atomic_markers(node: &mut Value) {
+    let Some(obj) = node.as_object_mut() else { return };
+    let keys: Vec<String> = obj
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let atomic_lists: &[&str] = match keys.as_slice() {
+        ["matchExpressions", "matchLabels"] => &["matchExpressions"],
+        ["matchExpressions", "matchFields"] => &["matchExpressions", "matchFields"],
+        ["apiVersion", "fieldPath"] | ["name"] => &[],
+        _ => {
+            recurse(obj);
+            return;
+        }
+    };
+    obj.insert("x-kubernetes-map-type".into(), Value::String("atomic".into()));
+    if let Some(props) = obj.get_mut("properties").and_then(Value::as_object_mut) {
+        for list in atomic_lists {
+            if let Some(list) = props.get_mut(*list).and_then(Value::as_object_mut) {
+                list.insert("x-kubernetes-list-type".into(), Value::String("atomic".into()));
+                let values = list
+                    .get_mut("items")
+                    .and_then(|i| i.get_mut("properties"))
+                    .and_then(|p| p.get_mut("values"))
+                    .and_then(Value::as_object_mut);
+                if let Some(values) = values {
+                    values.insert("x-kubernetes-list-type".into(), Value::String("atomic".into()));
+                }
+            }
+        }
+    }
+}
+
+fn recurse(obj: &mut serde_json::Map<String, Value>) {
+    if let Some(props) = obj.get_mut("properties").and_then(Value::as_object_mut) {
+        for child in props.values_mut() {
+            add_atomic_markers(child);
+        }
+    }
+    if let Some(items) = obj.get_mut("items") {
+        add_atomic_markers(items);
+    }
+    if let Some(ap) = obj.get_mut("additionalProperties") {
+        add_atomic_markers(ap);
+    }
 }

@@ -749,3 +749,51 @@ spec:
         Err(ConversionError::WrongKind { .. })
     ));
 }
+
+#[test]
+fn conversion_review_is_answered_in_order_or_fails_whole() {
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "desiredAPIVersion": "apps.kruise.io/v1beta1",
+            "objects": [
+                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": "a"}, "spec": {"namespace": "n"}},
+                {"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet", "metadata": {"name": "b"}, "spec": {}}
+            ]
+        }
+    });
+    let answer = kruise_api::convert_review(&review);
+    assert_eq!(answer["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(answer["kind"], "ConversionReview");
+    let response = &answer["response"];
+    assert_eq!(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+    assert_eq!(response["result"]["status"], "Success");
+    let objects = response["convertedObjects"].as_array().expect("objects");
+    assert_eq!(objects.len(), 2);
+    assert_eq!(objects[0]["apiVersion"], "apps.kruise.io/v1beta1");
+    assert_eq!(
+        objects[0]["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "n"
+    );
+    assert_eq!(objects[1]["metadata"]["name"], "b");
+
+    let mut bad = review.clone();
+    bad["request"]["objects"][1]["kind"] = json!("Broadcast");
+    let answer = kruise_api::convert_review(&bad);
+    let response = &answer["response"];
+    assert_eq!(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+    assert_eq!(response["result"]["status"], "Failure");
+    assert!(
+        response["result"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Broadcast")
+    );
+    assert!(response["convertedObjects"].as_array().is_none_or(Vec::is_empty));
+
+    let answer = kruise_api::convert_review(&json!({"kind": "ConversionReview"}));
+    assert_eq!(answer["response"]["result"]["status"], "Failure");
+    assert_eq!(answer["response"]["uid"], "");
+}
