@@ -8,6 +8,7 @@
 
 // Repeated `printcolumn(type_ = ..)` keys in `#[kube(..)]` trip this lint; they are distinct columns.
 #![allow(clippy::duplicated_attributes)]
+#![warn(missing_docs)]
 
 pub mod apps;
 pub mod common;

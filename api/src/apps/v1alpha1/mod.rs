@@ -4,6 +4,6 @@ pub mod cloneset;
 pub mod sidecarset;
 pub mod workloadspread;
 
-pub use cloneset::{CloneSet, CloneSetSpec};
-pub use sidecarset::{SidecarSet, SidecarSetSpec};
-pub use workloadspread::{WorkloadSpread, WorkloadSpreadSpec};
+pub use cloneset::*;
+pub use sidecarset::*;
+pub use workloadspread::*;
