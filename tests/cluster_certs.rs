@@ -134,3 +134,50 @@ async fn exactly_one_replica_leads() {
             .starts_with("replica-")
     );
 }
+
+#[tokio::test]
+async fn the_leaf_does_not_switch_to_a_new_ca_until_its_bundle_is_published() {
+    common::init();
+    let api = FakeApi::default();
+    install_configurations(&api);
+    let mut config = CertConfig::for_service("kruise-webhook-service", "kruise-system");
+    config.ca_validity = time::Duration::days(30);
+    config.leaf_validity = time::Duration::days(9);
+    let t0 = OffsetDateTime::now_utc();
+    let a = replica(&api);
+    let first = a.sync(&config, t0).await.unwrap();
+    // Day 21: phase 1 publishes old + next CA.
+    let phase1 = a.sync(&config, t0 + time::Duration::days(21)).await.unwrap();
+    assert!(phase1.next_ca.is_some(), "CA rotation started");
+    assert_eq!(phase1.ca, first.ca);
+    // The API refuses the caBundle update (say, the configuration was reverted and is now locked).
+    api.failing.lock().unwrap().insert(VALIDATING.into());
+    let mut reverted = api.get(VALIDATING).unwrap();
+    reverted["webhooks"][0]["clientConfig"]["caBundle"] = json!(base64_of(&first.ca_bundle_pem()));
+    api.objects.lock().unwrap().insert(VALIDATING.into(), reverted);
+    let later = t0 + time::Duration::days(21) + time::Duration::hours(1);
+    let err = a.sync(&config, later).await.unwrap_err();
+    assert!(err.to_string().contains("not switched to the new CA"), "{err}");
+    let stored = api.get(SECRET).unwrap();
+    use base64::Engine as _;
+    let tls = base64::engine::general_purpose::STANDARD
+        .decode(stored["data"]["tls.crt"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(tls).unwrap(),
+        phase1.leaf.cert_pem,
+        "leaf not switched"
+    );
+    // Once the API accepts the bundle again, the rotation proceeds.
+    api.failing.lock().unwrap().clear();
+    let phase2 = a.sync(&config, later).await.unwrap();
+    assert_eq!(
+        phase2.ca,
+        phase1.next_ca.unwrap(),
+        "leaf now signed by the new CA"
+    );
+    assert!(kruise_certs::bundle_trusts(
+        &phase2.ca_bundle_pem(),
+        &phase2.leaf.cert_pem
+    ));
+}

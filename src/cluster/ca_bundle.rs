@@ -1,7 +1,6 @@
 //! Publishes the CA bundle into our webhook configurations and the conversion webhooks of our CRDs,
 //! and puts it back when someone overwrites it (every certificate sync re-checks).
 
-use base64::Engine as _;
 use k8s_openapi::{
     ByteString,
     api::admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
@@ -27,20 +26,24 @@ impl CaBundlePublisher {
         CaBundlePublisher { client, crd_names }
     }
 
-    /// Makes every clientConfig carry `bundle_pem`. Failures are logged; the next sync retries.
-    pub async fn publish(&self, bundle_pem: &str) {
+    /// Makes every clientConfig carry `bundle_pem`. Every target is tried; the first failure is
+    /// returned (and each is logged), so the caller can hold back a rotation step that needs the bundle
+    /// to be in place.
+    pub async fn publish(&self, bundle_pem: &str) -> Result<(), kube::Error> {
         let bundle = ByteString(bundle_pem.as_bytes().to_vec());
-        if let Err(e) = self.publish_mutating(&bundle).await {
-            tracing::warn!(object = MUTATING_CONFIGURATION, error = %e, "could not publish caBundle");
-        }
-        if let Err(e) = self.publish_validating(&bundle).await {
-            tracing::warn!(object = VALIDATING_CONFIGURATION, error = %e, "could not publish caBundle");
-        }
-        for name in &self.crd_names {
-            if let Err(e) = self.publish_crd(name, &bundle).await {
-                tracing::warn!(crd = %name, error = %e, "could not publish caBundle");
+        let mut first_error = None;
+        let mut note = |target: &str, result: Result<(), kube::Error>| {
+            if let Err(e) = result {
+                tracing::warn!(target, error = %e, "could not publish caBundle");
+                first_error.get_or_insert(e);
             }
+        };
+        note(MUTATING_CONFIGURATION, self.publish_mutating(&bundle).await);
+        note(VALIDATING_CONFIGURATION, self.publish_validating(&bundle).await);
+        for name in &self.crd_names {
+            note(name, self.publish_crd(name, &bundle).await);
         }
+        first_error.map_or(Ok(()), Err)
     }
 
     async fn publish_mutating(&self, bundle: &ByteString) -> Result<(), kube::Error> {
@@ -101,9 +104,4 @@ fn set(field: &mut Option<ByteString>, bundle: &ByteString) -> bool {
     }
     *field = Some(bundle.clone());
     true
-}
-
-/// The bundle as it appears in YAML (`caBundle: <base64>`), for logs and docs.
-pub fn encoded(bundle_pem: &str) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bundle_pem)
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::{ByteString, api::core::v1::Secret};
-use kruise_certs::{CertConfig, CertMaterial, Plan};
+use kruise_certs::{CertConfig, CertMaterial, Plan, RotationReason};
 use kube::{
     Api, Client,
     api::{ObjectMeta, PostParams},
@@ -32,6 +32,10 @@ pub enum SecretError {
     },
     #[error("Secret {name} kept changing under us; will retry")]
     Contended { name: String },
+    #[error(
+        "caBundle could not be published, so the serving certificate is not switched to the new CA yet: {0}"
+    )]
+    NotPublished(#[source] Box<kube::Error>),
 }
 
 /// The certificate Secret and where to publish its CA bundle.
@@ -79,6 +83,15 @@ impl CertSecret {
             let material = match kruise_certs::plan(stored.as_ref(), config, now).map_err(certs)? {
                 Plan::Keep => CertMaterial::from_data(&stored.unwrap_or_default()).map_err(certs)?,
                 Plan::Write { material, reason } => {
+                    // Phase 2 of a CA rotation serves a leaf signed by the new CA: only once the bundle that
+                    // trusts it is in place everywhere kube-apiserver reads it.
+                    if matches!(reason, RotationReason::SwitchLeafToNewCa) {
+                        let bundle = material.ca_bundle_pem();
+                        self.publisher
+                            .publish(&bundle)
+                            .await
+                            .map_err(|e| SecretError::NotPublished(Box::new(e)))?;
+                    }
                     let data = material
                         .to_data()
                         .into_iter()
@@ -116,7 +129,8 @@ impl CertSecret {
                     }
                 }
             };
-            self.publisher.publish(&material.ca_bundle_pem()).await;
+            // A failed publish is retried at the next sync; the old bundle still trusts what is served.
+            let _ = self.publisher.publish(&material.ca_bundle_pem()).await;
             return Ok(material);
         }
         Err(SecretError::Contended {

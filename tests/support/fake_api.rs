@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 pub struct FakeApi {
     pub objects: Arc<Mutex<BTreeMap<String, Value>>>,
     pub writes: Arc<Mutex<Vec<(Method, String)>>>,
+    /// Writes to these paths fail with 500 (an unavailable API, a webhook blocking updates, …).
+    pub failing: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 fn status(code: StatusCode, reason: &str, message: &str) -> Response<Full<Bytes>> {
@@ -64,6 +66,13 @@ impl FakeApi {
         let path = parts.uri.path().to_string();
         let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
         let mut objects = self.objects.lock().unwrap();
+        if parts.method != Method::GET && self.failing.lock().unwrap().contains(&path) {
+            return status(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "injected failure",
+            );
+        }
         match parts.method {
             Method::GET => match objects.get(&path) {
                 Some(object) => ok(StatusCode::OK, object),
