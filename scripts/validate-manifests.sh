@@ -12,7 +12,10 @@
 #   4. `kubectl apply --dry-run=client --validate=false -R -f manifests/` against a fake API server
 #      (scripts/fake_discovery.py) that only answers discovery, and 404 for every object; every object
 #      must come back as "... created (dry run)". This proves kubectl can read and map every object; it
-#      validates nothing by itself (step 2 does).
+#      validates nothing by itself (step 2 does);
+#   5. when a built binary is at hand (KRUISE_BIN, or target/debug/kruise as after `cargo test`):
+#      scripts/observe_api_requests.py runs `kruise serve` against a recording fake API server until it is
+#      ready and checks every request it made against the RBAC (step 3's authorizer).
 #
 # Usage: scripts/validate-manifests.sh [DIR]       (DIR defaults to manifests/)
 # Needs: bash, python3 (>= 3.9) with venv + pip, network access to PyPI on first run; kubectl for step 4.
@@ -25,6 +28,8 @@
 #   FAKE_SERVER_VERSION      gitVersion the fake server reports         (default v1.32.4)
 #   INSTALL_KUBECTL=0        do not try `apt-get install kubernetes-client` when kubectl is missing
 #   REQUIRE_KUBECTL=1        fail, instead of skipping step 4, when no kubectl can be found or installed
+#   KRUISE_BIN               the kruise binary for step 5               (default target/debug/kruise if built)
+#   OBSERVE_BINARY=0         skip step 5
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -88,7 +93,7 @@ fi
 say "$("$VENV/bin/kubernetes-validate" --version 2>&1 | head -1)"
 
 # ----------------------------------------------------------------------------------------- inventory
-say "1/4 inventory (YAML syntax, duplicate keys, identity of every object)"
+say "1/5 inventory (YAML syntax, duplicate keys, identity of every object)"
 "$VENV/bin/python" "$REPO/scripts/manifest_inventory.py" "${FILES[@]}" >"$WORK/inventory.tsv" ||
   fail "inventory: see the errors above"
 OBJECTS=$(wc -l <"$WORK/inventory.tsv")
@@ -98,7 +103,7 @@ say "$OBJECTS objects"
 
 # -------------------------------------------------------------------------------- kubernetes-validate
 for version in $KUBE_VERSIONS; do
-  say "2/4 kubernetes-validate --strict -k $version"
+  say "2/5 kubernetes-validate --strict -k $version"
   set +e
   "$VENV/bin/kubernetes-validate" --strict -k "$version" "${FILES[@]}" >"$WORK/kv.out" 2>&1
   rc=$?
@@ -114,11 +119,13 @@ for version in $KUBE_VERSIONS; do
 done
 
 # ------------------------------------------------------------------------ RBAC and wiring cross-checks
-say "3/4 RBAC as the authorizer would evaluate it, and wiring between the objects"
+say "3/5 RBAC as the authorizer would evaluate it, and wiring between the objects"
 "$VENV/bin/python" "$REPO/scripts/check_install.py" "${FILES[@]}" | sed 's/^/    /'
 [[ ${PIPESTATUS[0]} -eq 0 ]] || fail "install cross-checks: see the errors above"
 
 # -------------------------------------------------------------------------- kubectl client dry run
+SKIPPED=()
+kubectl_dry_run() {
 KUBECTL_GIVEN=${KUBECTL:+yes}
 KUBECTL=${KUBECTL:-kubectl}
 if ! command -v "$KUBECTL" >/dev/null 2>&1 && [[ -z $KUBECTL_GIVEN && ${INSTALL_KUBECTL:-1} != 0 ]] &&
@@ -132,15 +139,15 @@ if ! command -v "$KUBECTL" >/dev/null 2>&1; then
   if [[ ${REQUIRE_KUBECTL:-0} == 1 ]]; then
     fail "kubectl not found and REQUIRE_KUBECTL=1"
   fi
-  loud "kubectl NOT FOUND: step 4/4, kubectl apply --dry-run=client, was SKIPPED." \
+  loud "kubectl NOT FOUND: step 4/5, kubectl apply --dry-run=client, was SKIPPED." \
     "Install kubectl (Debian: apt-get install kubernetes-client) or set KUBECTL=/path/to/kubectl."
-  say "OK (with step 4 SKIPPED): $OBJECTS objects in ${#FILES[@]} files, $((SECONDS - START))s"
-  exit 0
+  SKIPPED+=("4 (no kubectl)")
+  return 0
 fi
 
 KUBECTL_VERSION=$("$KUBECTL" version --client -o json 2>/dev/null |
   "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])' 2>/dev/null || echo unknown)
-say "4/4 kubectl ($KUBECTL_VERSION) apply --dry-run=client against scripts/fake_discovery.py"
+say "4/5 kubectl ($KUBECTL_VERSION) apply --dry-run=client against scripts/fake_discovery.py"
 "$PYTHON" "$REPO/scripts/fake_discovery.py" --port-file "$WORK/port" --git-version "$FAKE_SERVER_VERSION" \
   >/dev/null 2>"$WORK/fake.log" &
 FAKE_PID=$!
@@ -195,5 +202,28 @@ if [[ -s $WORK/kubectl.err ]]; then
   sed 's/^/    kubectl: /' "$WORK/kubectl.err"
 fi
 echo "    $(wc -l <"$WORK/actual")/$OBJECTS objects: created (dry run)"
+}
+kubectl_dry_run
 
-say "OK: $OBJECTS objects in ${#FILES[@]} files valid; $((SECONDS - START))s"
+# ------------------------------------------------------ the real binary's API requests against the RBAC
+# Optional: needs a built `kruise` (KRUISE_BIN, else target/debug/kruise when present, as after
+# `cargo test`). OBSERVE_BINARY=0 turns it off.
+KRUISE_BIN=${KRUISE_BIN:-}
+if [[ -z $KRUISE_BIN && -x $REPO/target/debug/kruise ]]; then KRUISE_BIN=$REPO/target/debug/kruise; fi
+if [[ ${OBSERVE_BINARY:-1} == 0 ]]; then
+  SKIPPED+=("5 (OBSERVE_BINARY=0)")
+elif [[ -z $KRUISE_BIN ]]; then
+  echo "==> 5/5 skipped: no kruise binary (build it, or set KRUISE_BIN, to check its API requests against the RBAC)"
+  SKIPPED+=("5 (no binary)")
+else
+  [[ -x $KRUISE_BIN ]] || fail "KRUISE_BIN=$KRUISE_BIN is not an executable"
+  say "5/5 $KRUISE_BIN (built $(date -r "$KRUISE_BIN" '+%F %T')) against a recording fake API server: every request allowed by the RBAC?"
+  "$VENV/bin/python" "$REPO/scripts/observe_api_requests.py" --binary "$KRUISE_BIN" "${FILES[@]}" | sed 's/^/    /'
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || fail "the server made API requests the RBAC does not allow (see above)"
+fi
+
+if [[ ${#SKIPPED[@]} -gt 0 ]]; then
+  say "OK (skipped step ${SKIPPED[*]}): $OBJECTS objects in ${#FILES[@]} files valid; $((SECONDS - START))s"
+else
+  say "OK: $OBJECTS objects in ${#FILES[@]} files valid; $((SECONDS - START))s"
+fi
