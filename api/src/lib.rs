@@ -20,9 +20,9 @@ mod serde_util;
 pub use apps::v1alpha1 as apps_v1alpha1;
 pub use apps::v1beta1 as apps_v1beta1;
 pub use conversion::{
-    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, convert_request,
-    convert_review, decode, podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1,
-    sidecarset_to_v1alpha1, sidecarset_to_v1beta1, workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
+    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, decode,
+    podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1, sidecarset_to_v1alpha1,
+    sidecarset_to_v1beta1, workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
 };
 pub use crd::{crds, crds_yaml};
 pub use policy::v1alpha1 as policy_v1alpha1;

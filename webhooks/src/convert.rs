@@ -138,6 +138,21 @@ mod tests {
     }
 
     #[test]
+    fn objects_are_converted_in_order_and_sidecarset_namespace_becomes_a_selector() {
+        let objects = json!([
+            {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": "a"},
+             "spec": {"namespace": "n"}},
+            {"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet", "metadata": {"name": "b"}, "spec": {}}
+        ]);
+        let out = convert_review(&review("apps.kruise.io/v1beta1", objects)).unwrap();
+        let converted = out.response["convertedObjects"].as_array().unwrap();
+        assert_eq!(converted.len(), 2);
+        let selector = &converted[0]["spec"]["namespaceSelector"]["matchLabels"];
+        assert_eq!(selector["kubernetes.io/metadata.name"], "n");
+        assert_eq!(converted[1]["metadata"]["name"], "b");
+    }
+
+    #[test]
     fn malformed_reviews_are_errors() {
         assert!(matches!(
             convert_review(b"nope"),

@@ -22,11 +22,9 @@
 mod cloneset;
 mod json;
 mod podunavailablebudget;
-mod review;
 mod sidecarset;
 mod workloadspread;
 
-pub use review::{convert_request, convert_review};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
