@@ -225,4 +225,41 @@ mod tests {
             Err(WriteError::NotFound { .. })
         ));
     }
+
+    #[test]
+    fn no_input_makes_it_panic() {
+        let reviews: [&[u8]; 3] = [
+            include_bytes!("../examples/reviews/delete-namespace-shop.json"),
+            include_bytes!("../examples/reviews/delete-namespace-default.json"),
+            include_bytes!("../examples/reviews/create-deployment-bad-label.json"),
+        ];
+        let mut view = view_with_budget();
+        for object in
+            crate::objects::load_paths(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster").into()])
+                .unwrap()
+        {
+            view.add(object).unwrap();
+        }
+        let admission = Admission::in_memory(view, Settings::default());
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for review in reviews {
+            for &webhook in Webhook::ALL {
+                // Every truncation, and bytes flipped at pseudo-random places.
+                for end in (0..review.len()).step_by(7) {
+                    let _ = admission.answer(webhook, &review[..end]);
+                }
+                for _ in 0..200 {
+                    let mut mutated = review.to_vec();
+                    for _ in 0..3 {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        let at = (seed % mutated.len() as u64) as usize;
+                        mutated[at] = (seed >> 32) as u8;
+                    }
+                    let _ = admission.answer(webhook, &mutated);
+                }
+            }
+        }
+    }
 }

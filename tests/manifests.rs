@@ -55,3 +55,34 @@ fn only_the_ring_crypto_provider_is_in_the_tree() {
     }
     assert!(lock.contains("name = \"ring\""));
 }
+
+#[test]
+fn kruise_crds_prints_the_files_of_manifests_crds() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kruise"))
+        .arg("crds")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let printed: Vec<serde_json::Value> =
+        serde_saphyr::from_multiple(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let printed: Vec<_> = printed.into_iter().filter(|d| !d.is_null()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(common::repo().join("manifests/crds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(printed.len(), files.len());
+    assert_eq!(printed.len(), 4);
+    for (crd, file) in printed.iter().zip(&files) {
+        let on_disk: serde_json::Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        assert_eq!(crd, &on_disk, "{}", file.display());
+        let versions: Vec<_> = crd["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| &v["name"])
+            .collect();
+        assert_eq!(versions, ["v1alpha1", "v1beta1"]);
+    }
+}

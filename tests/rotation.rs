@@ -184,3 +184,73 @@ fn client_config_of(bundle_pem: &str, now: Arc<AtomicI64>) -> rustls::ClientConf
         .with_custom_certificate_verifier(Arc::new(AtSimulatedTime { inner, now }))
         .with_no_client_auth()
 }
+
+/// Sends one HTTP/1.1 request on an open TLS stream and returns the status line.
+async fn request_on<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    stream: &mut S,
+    body: &[u8],
+) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let head = format!(
+        "POST /validate-namespace HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(body).await.unwrap();
+    // Read the head, then exactly Content-Length bytes of body.
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    while !buf.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).await.unwrap();
+        buf.push(byte[0]);
+    }
+    let head = String::from_utf8(buf).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap();
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).await.unwrap();
+    head.lines().next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn open_connections_survive_a_certificate_reload() {
+    common::init();
+    let dir = tempfile::tempdir().unwrap();
+    let server = kruise_rs::server::start(common::args(dir.path())).await.unwrap();
+    let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(common::client_tls(&ca)));
+    let tcp = tokio::net::TcpStream::connect(server.webhook_addr).await.unwrap();
+    let mut stream = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let first_leaf = stream.get_ref().1.peer_certificates().unwrap()[0].clone();
+    let review = common::review("delete-namespace-default.json");
+    assert_eq!(request_on(&mut stream, &review).await, "HTTP/1.1 200 OK");
+
+    // 300 days on, the leaf is renewed and reloaded.
+    let later = OffsetDateTime::now_utc() + time::Duration::days(300);
+    server.certs.sync(later).await.unwrap();
+    let renewed = std::fs::read_to_string(dir.path().join("tls.crt")).unwrap();
+    let renewed = CertificateDer::from_pem_slice(renewed.as_bytes()).unwrap();
+    assert_ne!(renewed, first_leaf, "the leaf was renewed");
+
+    // The open connection keeps working; a new one (verifying at the simulated time, when the new leaf is
+    // valid) gets the new certificate.
+    assert_eq!(request_on(&mut stream, &review).await, "HTTP/1.1 200 OK");
+    let at_later = Arc::new(AtomicI64::new(later.unix_timestamp()));
+    let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(client_config_of(&ca, at_later)));
+    let tcp = tokio::net::TcpStream::connect(server.webhook_addr).await.unwrap();
+    let fresh = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(fresh.get_ref().1.peer_certificates().unwrap()[0], renewed);
+}
