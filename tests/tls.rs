@@ -293,3 +293,26 @@ async fn crd_conversion_over_https() {
     assert_eq!(converted["apiVersion"], "apps.kruise.io/v1beta1");
     assert_eq!(converted["spec"]["replicas"], 3);
 }
+
+#[tokio::test]
+async fn a_seven_mib_review_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path()).await;
+    let ca = std::fs::read_to_string(dir.path().join("ca.crt")).unwrap();
+    let client = common::client(&ca, server.webhook_addr);
+    let mut review: Value = serde_json::from_slice(&common::review("delete-namespace-shop.json")).unwrap();
+    review["request"]["oldObject"]["metadata"]["annotations"] =
+        serde_json::json!({"big": "x".repeat(7 << 20)});
+    let body = serde_json::to_vec(&review).unwrap();
+    assert!(body.len() > 7 << 20 && body.len() < 8 << 20);
+    let url = format!(
+        "https://localhost:{}/validate-namespace",
+        server.webhook_addr.port()
+    );
+    let response = post(&client, &url, body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["response"]["allowed"],
+        false
+    );
+}
