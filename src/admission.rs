@@ -5,10 +5,9 @@
 use std::{sync::RwLock, time::Instant};
 
 use kruise_webhooks::{
-    Decision, MemoryView, Settings, StatusWrite, Webhook,
+    Decision, MemoryView, Settings, Webhook,
     review::{AdmissionRequest, Review, ReviewError, ReviewResponse},
 };
-use serde_json::Value;
 
 use crate::cluster::ClusterCache;
 
@@ -32,25 +31,6 @@ pub struct Answer {
     pub decision: Decision,
     pub review: ReviewResponse,
     pub elapsed: std::time::Duration,
-}
-
-/// Why a status write could not be applied to the in-memory state.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum WriteError {
-    #[error("{kind} {namespace}/{name} not found")]
-    NotFound {
-        kind: String,
-        namespace: String,
-        name: String,
-    },
-    #[error("{kind} {namespace}/{name} changed since it was read (resourceVersion {expected} != {actual})")]
-    Conflict {
-        kind: String,
-        namespace: String,
-        name: String,
-        expected: String,
-        actual: String,
-    },
 }
 
 impl Admission {
@@ -93,7 +73,7 @@ impl Admission {
                 let decision = webhook.handle(request, &*view, &self.settings);
                 if decision.allowed() {
                     for write in &decision.writes {
-                        if let Err(e) = apply_write(&mut view, write) {
+                        if let Err(e) = view.apply_status(write) {
                             return Decision::deny(409, "Conflict", e.to_string());
                         }
                     }
@@ -118,113 +98,9 @@ impl Admission {
     }
 }
 
-/// Replaces the status of the stored object named by `write`, checking its resourceVersion and bumping
-/// it, as the apiserver would.
-pub fn apply_write(view: &mut MemoryView, write: &StatusWrite) -> Result<(), WriteError> {
-    let t = &write.target;
-    let group = t.api_version.rsplit_once('/').map_or("", |(g, _)| g);
-    let not_found = || WriteError::NotFound {
-        kind: t.kind.clone(),
-        namespace: t.namespace.clone(),
-        name: t.name.clone(),
-    };
-    let map = view
-        .others
-        .get_mut(&format!("{group}/{}", t.kind))
-        .ok_or_else(not_found)?;
-    let current = map.get(&t.namespace, &t.name).ok_or_else(not_found)?;
-    let actual = current["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    if let Some(expected) = write.resource_version.as_ref().filter(|e| **e != actual) {
-        return Err(WriteError::Conflict {
-            kind: t.kind.clone(),
-            namespace: t.namespace.clone(),
-            name: t.name.clone(),
-            expected: expected.clone(),
-            actual,
-        });
-    }
-    let mut updated = (*current).clone();
-    let next = actual.parse::<u64>().map_or(1, |v| v + 1);
-    updated["status"] = write.status.clone();
-    if let Some(meta) = updated.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.insert("resourceVersion".into(), Value::String(next.to_string()));
-    }
-    map.insert(&t.namespace, &t.name, updated);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
-    use kruise_webhooks::WriteTarget;
-    use serde_json::json;
-
     use super::*;
-
-    fn view_with_budget() -> MemoryView {
-        let mut view = MemoryView::default();
-        view.add(
-            json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
-            "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "7"},
-            "status": {"unavailableAllowed": 1}}),
-        )
-        .unwrap();
-        view
-    }
-
-    fn write(resource_version: Option<&str>, allowed: u32) -> StatusWrite {
-        StatusWrite {
-            target: WriteTarget {
-                api_version: "policy.kruise.io/v1beta1".into(),
-                kind: "PodUnavailableBudget".into(),
-                plural: "podunavailablebudgets".into(),
-                namespace: "shop".into(),
-                name: "web".into(),
-            },
-            resource_version: resource_version.map(String::from),
-            status: json!({"unavailableAllowed": allowed}),
-        }
-    }
-
-    #[test]
-    fn a_write_replaces_status_and_bumps_the_resource_version() {
-        let mut view = view_with_budget();
-        apply_write(&mut view, &write(Some("7"), 0)).unwrap();
-        let stored = view
-            .others_of("policy.kruise.io", "PodUnavailableBudget")
-            .unwrap()
-            .get("shop", "web")
-            .unwrap();
-        assert_eq!(stored["status"]["unavailableAllowed"], 0);
-        assert_eq!(stored["metadata"]["resourceVersion"], "8");
-    }
-
-    #[test]
-    fn a_stale_write_conflicts_and_changes_nothing() {
-        let mut view = view_with_budget();
-        apply_write(&mut view, &write(Some("7"), 0)).unwrap();
-        let err = apply_write(&mut view, &write(Some("7"), 5)).unwrap_err();
-        assert!(matches!(err, WriteError::Conflict { .. }), "{err}");
-        let stored = view
-            .others_of("policy.kruise.io", "PodUnavailableBudget")
-            .unwrap()
-            .get("shop", "web")
-            .unwrap();
-        assert_eq!(stored["status"]["unavailableAllowed"], 0);
-        let missing = StatusWrite {
-            target: WriteTarget {
-                name: "gone".into(),
-                ..write(None, 0).target
-            },
-            ..write(None, 0)
-        };
-        assert!(matches!(
-            apply_write(&mut view, &missing),
-            Err(WriteError::NotFound { .. })
-        ));
-    }
 
     #[test]
     fn no_input_makes_it_panic() {
@@ -233,7 +109,7 @@ mod tests {
             include_bytes!("../examples/reviews/delete-namespace-default.json"),
             include_bytes!("../examples/reviews/create-deployment-bad-label.json"),
         ];
-        let mut view = view_with_budget();
+        let mut view = MemoryView::default();
         for object in
             crate::objects::load_paths(&[concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster").into()])
                 .unwrap()

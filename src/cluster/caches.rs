@@ -3,7 +3,15 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::{
+    apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
+    batch::v1::Job,
+    core::v1::{Namespace, PersistentVolumeClaim, Pod},
+};
+use kruise_api::{
+    apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
+    policy_v1beta1::PodUnavailableBudget,
+};
 use kruise_webhooks::ClusterView;
 use kube::{
     Api, Client, Resource,
@@ -14,13 +22,24 @@ use kube::{
     },
 };
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
-/// The cluster state the webhooks see, kept current by watches.
+/// The cluster state the webhooks see, kept current by watches. Kruise kinds are watched at `v1beta1`
+/// (kube-apiserver converts older objects through our conversion webhook).
 #[derive(Clone)]
 pub struct ClusterCache {
     namespaces: Store<Namespace>,
     pods: Store<Pod>,
     pvcs: Store<PersistentVolumeClaim>,
+    sidecar_sets: Store<SidecarSet>,
+    pod_unavailable_budgets: Store<PodUnavailableBudget>,
+    workload_spreads: Store<WorkloadSpread>,
+    controller_revisions: Store<ControllerRevision>,
+    clone_sets: Store<CloneSet>,
+    deployments: Store<Deployment>,
+    replica_sets: Store<ReplicaSet>,
+    stateful_sets: Store<StatefulSet>,
+    jobs: Store<Job>,
 }
 
 /// Starts a reflector for `K` on the runtime and returns its store. Managed fields are dropped to save
@@ -53,6 +72,15 @@ impl ClusterCache {
             namespaces: reflect(Api::all(client.clone())),
             pods: reflect(Api::all(client.clone())),
             pvcs: reflect(Api::all(client.clone())),
+            sidecar_sets: reflect(Api::all(client.clone())),
+            pod_unavailable_budgets: reflect(Api::all(client.clone())),
+            workload_spreads: reflect(Api::all(client.clone())),
+            controller_revisions: reflect(Api::all(client.clone())),
+            clone_sets: reflect(Api::all(client.clone())),
+            deployments: reflect(Api::all(client.clone())),
+            replica_sets: reflect(Api::all(client.clone())),
+            stateful_sets: reflect(Api::all(client.clone())),
+            jobs: reflect(Api::all(client.clone())),
         }
     }
 
@@ -60,7 +88,16 @@ impl ClusterCache {
     pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
         self.namespaces.wait_until_ready().await?;
         self.pods.wait_until_ready().await?;
-        self.pvcs.wait_until_ready().await
+        self.pvcs.wait_until_ready().await?;
+        self.sidecar_sets.wait_until_ready().await?;
+        self.pod_unavailable_budgets.wait_until_ready().await?;
+        self.workload_spreads.wait_until_ready().await?;
+        self.controller_revisions.wait_until_ready().await?;
+        self.clone_sets.wait_until_ready().await?;
+        self.deployments.wait_until_ready().await?;
+        self.replica_sets.wait_until_ready().await?;
+        self.stateful_sets.wait_until_ready().await?;
+        self.jobs.wait_until_ready().await
     }
 }
 
@@ -87,6 +124,47 @@ impl ClusterView for ClusterCache {
 
     fn custom_resource_count(&self, _group: &str, _kind: &str) -> Option<usize> {
         // Custom resources of arbitrary CRDs are not cached; the CRD cascading check fails closed.
+        None
+    }
+
+    fn sidecar_sets(&self) -> Vec<Arc<SidecarSet>> {
+        self.sidecar_sets.state()
+    }
+
+    fn pod_unavailable_budgets(&self, namespace: &str) -> Vec<Arc<PodUnavailableBudget>> {
+        in_namespace(&self.pod_unavailable_budgets, namespace)
+    }
+
+    fn workload_spreads(&self, namespace: &str) -> Vec<Arc<WorkloadSpread>> {
+        in_namespace(&self.workload_spreads, namespace)
+    }
+
+    fn controller_revisions(&self, namespace: &str) -> Vec<Arc<ControllerRevision>> {
+        in_namespace(&self.controller_revisions, namespace)
+    }
+
+    fn clone_set(&self, namespace: &str, name: &str) -> Option<Arc<CloneSet>> {
+        self.clone_sets.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    fn deployment(&self, namespace: &str, name: &str) -> Option<Arc<Deployment>> {
+        self.deployments.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<Arc<ReplicaSet>> {
+        self.replica_sets.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    fn stateful_set(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
+        self.stateful_sets.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    fn job(&self, namespace: &str, name: &str) -> Option<Arc<Job>> {
+        self.jobs.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    fn object(&self, _group: &str, _kind: &str, _namespace: &str, _name: &str) -> Option<Arc<Value>> {
+        // Kinds without a typed cache (Advanced StatefulSet, …) are not watched yet.
         None
     }
 }

@@ -5,8 +5,18 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
-use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::{
+    apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
+    batch::v1::Job,
+    core::v1::{Namespace, PersistentVolumeClaim, Pod},
+};
+use kruise_api::{
+    apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
+    policy_v1beta1::PodUnavailableBudget,
+};
 use serde_json::Value;
+
+use crate::StatusWrite;
 
 /// What webhooks may read. Every method is a cheap lookup in memory.
 pub trait ClusterView {
@@ -26,6 +36,48 @@ pub trait ClusterView {
     /// counts every object, which errs on the protective side.
     fn active_custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
         self.custom_resource_count(group, kind)
+    }
+    // The accessors below default to an empty cluster, so small test views need not spell them out;
+    // `MemoryView` and the binary's cluster cache implement every one.
+    /// Every SidecarSet (cluster-scoped), as `v1beta1`.
+    fn sidecar_sets(&self) -> Vec<Arc<SidecarSet>> {
+        Vec::new()
+    }
+    /// The PodUnavailableBudgets of a namespace, as `v1beta1`.
+    fn pod_unavailable_budgets(&self, _namespace: &str) -> Vec<Arc<PodUnavailableBudget>> {
+        Vec::new()
+    }
+    /// The WorkloadSpreads of a namespace, as `v1beta1`.
+    fn workload_spreads(&self, _namespace: &str) -> Vec<Arc<WorkloadSpread>> {
+        Vec::new()
+    }
+    /// The ControllerRevisions of a namespace (SidecarSet revisions live in kruise-rs's namespace).
+    fn controller_revisions(&self, _namespace: &str) -> Vec<Arc<ControllerRevision>> {
+        Vec::new()
+    }
+    /// A CloneSet, as `v1beta1`.
+    fn clone_set(&self, _namespace: &str, _name: &str) -> Option<Arc<CloneSet>> {
+        None
+    }
+    /// A Deployment.
+    fn deployment(&self, _namespace: &str, _name: &str) -> Option<Arc<Deployment>> {
+        None
+    }
+    /// A ReplicaSet.
+    fn replica_set(&self, _namespace: &str, _name: &str) -> Option<Arc<ReplicaSet>> {
+        None
+    }
+    /// A StatefulSet (`apps/v1`).
+    fn stateful_set(&self, _namespace: &str, _name: &str) -> Option<Arc<StatefulSet>> {
+        None
+    }
+    /// A Job.
+    fn job(&self, _namespace: &str, _name: &str) -> Option<Arc<Job>> {
+        None
+    }
+    /// An object of a kind without a typed accessor (e.g. an Advanced StatefulSet), raw.
+    fn object(&self, _group: &str, _kind: &str, _namespace: &str, _name: &str) -> Option<Arc<Value>> {
+        None
     }
 }
 
@@ -88,6 +140,15 @@ pub struct MemoryView {
     pub namespaces: ObjectMap<Namespace>,
     pub pods: ObjectMap<Pod>,
     pub persistent_volume_claims: ObjectMap<PersistentVolumeClaim>,
+    pub sidecar_sets: ObjectMap<SidecarSet>,
+    pub pod_unavailable_budgets: ObjectMap<PodUnavailableBudget>,
+    pub workload_spreads: ObjectMap<WorkloadSpread>,
+    pub controller_revisions: ObjectMap<ControllerRevision>,
+    pub clone_sets: ObjectMap<CloneSet>,
+    pub deployments: ObjectMap<Deployment>,
+    pub replica_sets: ObjectMap<ReplicaSet>,
+    pub stateful_sets: ObjectMap<StatefulSet>,
+    pub jobs: ObjectMap<Job>,
     /// Objects of every other kind, raw, keyed by "group/Kind" (so custom resources can be counted).
     pub others: BTreeMap<String, ObjectMap<Value>>,
 }
@@ -106,6 +167,94 @@ pub enum ViewError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("{kind} {name}: {source}")]
+    Kruise {
+        kind: String,
+        name: String,
+        #[source]
+        source: kruise_api::ConversionError,
+    },
+}
+
+/// Why a status write could not be applied to a [`MemoryView`].
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WriteError {
+    #[error("{kind} {namespace}/{name} not found")]
+    NotFound {
+        kind: String,
+        namespace: String,
+        name: String,
+    },
+    #[error("{kind} {namespace}/{name} changed since it was read (resourceVersion {expected} != {actual})")]
+    Conflict {
+        kind: String,
+        namespace: String,
+        name: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("{kind} {namespace}/{name}: the new status is not valid: {message}")]
+    Invalid {
+        kind: String,
+        namespace: String,
+        name: String,
+        message: String,
+    },
+}
+
+impl WriteError {
+    fn not_found(write: &StatusWrite) -> Self {
+        let t = &write.target;
+        WriteError::NotFound {
+            kind: t.kind.clone(),
+            namespace: t.namespace.clone(),
+            name: t.name.clone(),
+        }
+    }
+}
+
+/// Replaces `.status` of the stored object through its JSON form (so one function serves every type).
+fn replace_status<K>(map: &mut ObjectMap<K>, write: &StatusWrite) -> Result<(), WriteError>
+where
+    K: serde::Serialize + serde::de::DeserializeOwned,
+{
+    let t = &write.target;
+    let current = map
+        .get(&t.namespace, &t.name)
+        .ok_or_else(|| WriteError::not_found(write))?;
+    let invalid = |e: serde_json::Error| WriteError::Invalid {
+        kind: t.kind.clone(),
+        namespace: t.namespace.clone(),
+        name: t.name.clone(),
+        message: e.to_string(),
+    };
+    let mut value = serde_json::to_value(&*current).map_err(invalid)?;
+    let actual = value
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if let Some(expected) = write.resource_version.as_ref().filter(|e| **e != actual) {
+        return Err(WriteError::Conflict {
+            kind: t.kind.clone(),
+            namespace: t.namespace.clone(),
+            name: t.name.clone(),
+            expected: expected.clone(),
+            actual,
+        });
+    }
+    let next = actual.parse::<u64>().map_or(1, |v| v + 1);
+    value["status"] = write.status.clone();
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("resourceVersion".into(), Value::String(next.to_string()));
+    }
+    let updated: K = serde_json::from_value(value).map_err(invalid)?;
+    map.insert(&t.namespace, &t.name, updated);
+    Ok(())
+}
+
+fn decode<K: serde::de::DeserializeOwned>(object: Value) -> Result<K, serde_json::Error> {
+    serde_json::from_value(object)
 }
 
 fn group_of(api_version: &str) -> &str {
@@ -141,28 +290,70 @@ impl MemoryView {
             name: name.clone(),
             source,
         };
+        let kruise = |source| ViewError::Kruise {
+            kind: kind.clone(),
+            name: name.clone(),
+            source,
+        };
+        let (ns, n) = (namespace.as_str(), name.as_str());
         match (group_of(&api_version), kind.as_str()) {
-            ("", "Namespace") => {
-                let ns = serde_json::from_value(object).map_err(invalid)?;
-                self.namespaces.insert("", &name, ns);
-            }
-            ("", "Pod") => {
-                let pod = serde_json::from_value(object).map_err(invalid)?;
-                self.pods.insert(&namespace, &name, pod);
-            }
+            ("", "Namespace") => self.namespaces.insert("", n, decode(object).map_err(invalid)?),
+            ("", "Pod") => self.pods.insert(ns, n, decode(object).map_err(invalid)?),
             ("", "PersistentVolumeClaim") => {
-                let pvc = serde_json::from_value(object).map_err(invalid)?;
-                self.persistent_volume_claims.insert(&namespace, &name, pvc);
+                self.persistent_volume_claims
+                    .insert(ns, n, decode(object).map_err(invalid)?)
             }
+            ("apps", "ControllerRevision") => {
+                self.controller_revisions
+                    .insert(ns, n, decode(object).map_err(invalid)?)
+            }
+            ("apps", "Deployment") => self.deployments.insert(ns, n, decode(object).map_err(invalid)?),
+            ("apps", "ReplicaSet") => self.replica_sets.insert(ns, n, decode(object).map_err(invalid)?),
+            ("apps", "StatefulSet") => self.stateful_sets.insert(ns, n, decode(object).map_err(invalid)?),
+            ("batch", "Job") => self.jobs.insert(ns, n, decode(object).map_err(invalid)?),
+            ("apps.kruise.io", "SidecarSet") => {
+                self.sidecar_sets
+                    .insert("", n, kruise_api::sidecarset_to_v1beta1(&object).map_err(kruise)?)
+            }
+            ("apps.kruise.io", "WorkloadSpread") => self.workload_spreads.insert(
+                ns,
+                n,
+                kruise_api::workloadspread_to_v1beta1(&object).map_err(kruise)?,
+            ),
+            ("apps.kruise.io", "CloneSet") => {
+                self.clone_sets
+                    .insert(ns, n, kruise_api::cloneset_to_v1beta1(&object).map_err(kruise)?)
+            }
+            ("policy.kruise.io", "PodUnavailableBudget") => self.pod_unavailable_budgets.insert(
+                ns,
+                n,
+                kruise_api::podunavailablebudget_to_v1beta1(&object).map_err(kruise)?,
+            ),
             (group, _) => {
                 let key = format!("{group}/{kind}");
-                self.others
-                    .entry(key)
-                    .or_default()
-                    .insert(&namespace, &name, object);
+                self.others.entry(key).or_default().insert(ns, n, object);
             }
         }
         Ok(())
+    }
+
+    /// Applies a status write as the apiserver would: the stored object must still be at the write's
+    /// resourceVersion (else [`WriteError::Conflict`]); its `.status` is replaced and its resourceVersion
+    /// bumped.
+    pub fn apply_status(&mut self, write: &StatusWrite) -> Result<(), WriteError> {
+        let t = &write.target;
+        match (group_of(&t.api_version), t.kind.as_str()) {
+            ("policy.kruise.io", "PodUnavailableBudget") => {
+                replace_status(&mut self.pod_unavailable_budgets, write)
+            }
+            ("apps.kruise.io", "WorkloadSpread") => replace_status(&mut self.workload_spreads, write),
+            ("apps.kruise.io", "SidecarSet") => replace_status(&mut self.sidecar_sets, write),
+            ("apps.kruise.io", "CloneSet") => replace_status(&mut self.clone_sets, write),
+            (group, kind) => match self.others.get_mut(&format!("{group}/{kind}")) {
+                Some(map) => replace_status(map, write),
+                None => Err(WriteError::not_found(write)),
+            },
+        }
     }
 
     /// Raw objects of a kind that has no typed map.
@@ -202,6 +393,46 @@ impl ClusterView for MemoryView {
                 .map_or(0, |m| m.all().filter(|o| !terminating(o)).count()),
         )
     }
+
+    fn sidecar_sets(&self) -> Vec<Arc<SidecarSet>> {
+        self.sidecar_sets.all().cloned().collect()
+    }
+
+    fn pod_unavailable_budgets(&self, namespace: &str) -> Vec<Arc<PodUnavailableBudget>> {
+        self.pod_unavailable_budgets.in_namespace(namespace)
+    }
+
+    fn workload_spreads(&self, namespace: &str) -> Vec<Arc<WorkloadSpread>> {
+        self.workload_spreads.in_namespace(namespace)
+    }
+
+    fn controller_revisions(&self, namespace: &str) -> Vec<Arc<ControllerRevision>> {
+        self.controller_revisions.in_namespace(namespace)
+    }
+
+    fn clone_set(&self, namespace: &str, name: &str) -> Option<Arc<CloneSet>> {
+        self.clone_sets.get(namespace, name)
+    }
+
+    fn deployment(&self, namespace: &str, name: &str) -> Option<Arc<Deployment>> {
+        self.deployments.get(namespace, name)
+    }
+
+    fn replica_set(&self, namespace: &str, name: &str) -> Option<Arc<ReplicaSet>> {
+        self.replica_sets.get(namespace, name)
+    }
+
+    fn stateful_set(&self, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
+        self.stateful_sets.get(namespace, name)
+    }
+
+    fn job(&self, namespace: &str, name: &str) -> Option<Arc<Job>> {
+        self.jobs.get(namespace, name)
+    }
+
+    fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.others_of(group, kind)?.get(namespace, name)
+    }
 }
 
 #[cfg(test)]
@@ -238,5 +469,68 @@ mod tests {
             view.add(json!({"kind": "Pod"})),
             Err(ViewError::MissingName { .. })
         ));
+    }
+
+    fn budget_view() -> MemoryView {
+        let mut view = MemoryView::default();
+        view.add(
+            json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "7"},
+            "spec": {"maxUnavailable": 1}, "status": {"unavailableAllowed": 1, "desiredAvailable": 2, "currentAvailable": 3, "totalReplicas": 3}}),
+        )
+        .unwrap();
+        view
+    }
+
+    fn budget_write(resource_version: Option<&str>, allowed: i32) -> StatusWrite {
+        StatusWrite {
+            target: crate::WriteTarget {
+                api_version: "policy.kruise.io/v1beta1".into(),
+                kind: "PodUnavailableBudget".into(),
+                plural: "podunavailablebudgets".into(),
+                namespace: "shop".into(),
+                name: "web".into(),
+            },
+            resource_version: resource_version.map(String::from),
+            status: json!({"unavailableAllowed": allowed, "desiredAvailable": 2, "currentAvailable": 3,
+                "totalReplicas": 3}),
+        }
+    }
+
+    #[test]
+    fn kruise_objects_of_either_version_are_stored_as_v1beta1() {
+        let view = budget_view();
+        let pubs = view.pod_unavailable_budgets("shop");
+        assert_eq!(pubs.len(), 1);
+        assert_eq!(pubs[0].metadata.name.as_deref(), Some("web"));
+    }
+
+    #[test]
+    fn a_status_write_replaces_status_and_bumps_the_resource_version() {
+        let mut view = budget_view();
+        view.apply_status(&budget_write(Some("7"), 0)).unwrap();
+        let stored = serde_json::to_value(&*view.pod_unavailable_budgets("shop")[0]).unwrap();
+        assert_eq!(stored["status"]["unavailableAllowed"], 0);
+        assert_eq!(stored["metadata"]["resourceVersion"], "8");
+        assert_eq!(stored["spec"]["maxUnavailable"], 1, "spec untouched");
+    }
+
+    #[test]
+    fn a_stale_or_misdirected_write_changes_nothing() {
+        let mut view = budget_view();
+        view.apply_status(&budget_write(Some("7"), 0)).unwrap();
+        let err = view.apply_status(&budget_write(Some("7"), 5)).unwrap_err();
+        assert!(matches!(err, WriteError::Conflict { .. }), "{err}");
+        let stored = serde_json::to_value(&*view.pod_unavailable_budgets("shop")[0]).unwrap();
+        assert_eq!(stored["status"]["unavailableAllowed"], 0);
+        let mut missing = budget_write(None, 0);
+        missing.target.name = "gone".into();
+        assert!(matches!(
+            view.apply_status(&missing),
+            Err(WriteError::NotFound { .. })
+        ));
+        let mut bad = budget_write(None, 0);
+        bad.status = json!({"unavailableAllowed": "lots"});
+        assert!(matches!(view.apply_status(&bad), Err(WriteError::Invalid { .. })));
     }
 }
