@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use futures::executor::block_on;
 use kruise_rs::{admission::Admission, server::load_view};
 use kruise_webhooks::{Settings, Webhook, review::Review};
 
@@ -27,17 +28,14 @@ fn benches(c: &mut Criterion) {
     });
     c.bench_function("answer/validate-namespace-cascading", |b| {
         b.iter(|| {
-            let answer = admission
-                .answer(Webhook::ValidateNamespace, &delete_ns)
-                .expect("answers");
+            let answer = block_on(admission.answer(Webhook::ValidateNamespace, &delete_ns)).expect("answers");
             serde_json::to_vec(&answer.review).expect("encodes")
         })
     });
     c.bench_function("answer/validate-deployment-label", |b| {
         b.iter(|| {
-            let answer = admission
-                .answer(Webhook::ValidateDeployment, &bad_label)
-                .expect("answers");
+            let answer =
+                block_on(admission.answer(Webhook::ValidateDeployment, &bad_label)).expect("answers");
             serde_json::to_vec(&answer.review).expect("encodes")
         })
     });

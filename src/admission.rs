@@ -5,11 +5,14 @@
 use std::{sync::RwLock, time::Instant};
 
 use kruise_webhooks::{
-    Decision, MemoryView, Settings, Webhook,
+    Decision, MemoryView, Settings, StatusWrite, Webhook, WriteTarget,
     review::{AdmissionRequest, Review, ReviewError, ReviewResponse},
 };
 
-use crate::cluster::ClusterCache;
+use crate::cluster::{
+    ClusterCache,
+    status_writes::{WriteError, write_status},
+};
 
 /// Where the webhooks read cluster state from.
 pub enum StateSource {
@@ -44,10 +47,13 @@ impl Admission {
 
     /// Decodes `body`, decides it with `webhook` and encodes the answer. `Err` only when the body is not
     /// a usable AdmissionReview (the caller answers 400).
-    pub fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, ReviewError> {
+    pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, ReviewError> {
         let started = Instant::now();
         let Review { api_version, request } = Review::parse(body)?;
-        let decision = self.decide(webhook, &request);
+        let decision = match &self.state {
+            StateSource::Memory(lock) => self.decide_in_memory(lock, webhook, &request),
+            StateSource::Cluster(cache) => self.decide_in_cluster(cache, webhook, &request).await,
+        };
         let response = decision.to_response(&request, webhook.is_mutating());
         let review = ReviewResponse::new(&api_version, response);
         Ok(Answer {
@@ -58,44 +64,85 @@ impl Admission {
         })
     }
 
-    fn decide(&self, webhook: Webhook, request: &AdmissionRequest) -> Decision {
-        match &self.state {
-            StateSource::Memory(lock) => {
-                let decision = {
-                    let view = lock.read().unwrap_or_else(|p| p.into_inner());
-                    webhook.handle(request, &*view, &self.settings)
-                };
-                if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
-                    return decision;
+    /// Decides; when the decision needs status writes, decides again under the write lock and applies
+    /// them, so two reviews never spend the same budget.
+    fn decide_in_memory(
+        &self,
+        lock: &RwLock<MemoryView>,
+        webhook: Webhook,
+        request: &AdmissionRequest,
+    ) -> Decision {
+        let decision = {
+            let view = lock.read().unwrap_or_else(|p| p.into_inner());
+            webhook.handle(request, &*view, &self.settings)
+        };
+        if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
+            return decision;
+        }
+        let mut view = lock.write().unwrap_or_else(|p| p.into_inner());
+        let decision = webhook.handle(request, &*view, &self.settings);
+        if decision.allowed() && !request.is_dry_run() {
+            for write in &decision.writes {
+                if let Err(e) = view.apply_status(write) {
+                    return Decision::deny(409, "Conflict", e.to_string());
                 }
-                // Decide again under the write lock so two reviews never spend the same budget.
-                let mut view = lock.write().unwrap_or_else(|p| p.into_inner());
-                let decision = webhook.handle(request, &*view, &self.settings);
-                if decision.allowed() {
-                    for write in &decision.writes {
-                        if let Err(e) = view.apply_status(write) {
-                            return Decision::deny(409, "Conflict", e.to_string());
-                        }
-                    }
-                }
-                decision
-            }
-            StateSource::Cluster(cache) => {
-                let decision = webhook.handle(request, cache, &self.settings);
-                if !decision.writes.is_empty() && !request.is_dry_run() && decision.allowed() {
-                    return Decision::deny(
-                        500,
-                        "InternalError",
-                        format!(
-                            "{} needs status writes, which cluster mode does not make yet",
-                            webhook.path()
-                        ),
-                    );
-                }
-                decision
             }
         }
+        decision
     }
+
+    /// Decides; writes the status the decision depends on with its resourceVersion precondition; on a
+    /// conflict re-reads the object and decides again, at most [`MAX_WRITE_ATTEMPTS`] times.
+    async fn decide_in_cluster(
+        &self,
+        cache: &ClusterCache,
+        webhook: Webhook,
+        request: &AdmissionRequest,
+    ) -> Decision {
+        for _ in 0..MAX_WRITE_ATTEMPTS {
+            let decision = webhook.handle(request, cache, &self.settings);
+            if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
+                return decision;
+            }
+            match write_all(cache, &decision.writes).await {
+                Ok(()) => return decision,
+                Err((WriteError::Conflict { .. }, target)) => {
+                    if let Err(e) = cache.refresh(&target).await {
+                        return Decision::deny(
+                            500,
+                            "InternalError",
+                            format!(
+                                "cannot re-read {} {}/{}: {e}",
+                                target.kind, target.namespace, target.name
+                            ),
+                        );
+                    }
+                }
+                Err((e, _)) => {
+                    return Decision::deny(500, "InternalError", format!("cannot record the decision: {e}"));
+                }
+            }
+        }
+        Decision::deny(
+            429,
+            "TooManyRequests",
+            "the budget this request needs is being changed by many requests at once; retry",
+        )
+    }
+}
+
+/// How often a decision is re-made after a status write conflict.
+pub const MAX_WRITE_ATTEMPTS: usize = 10;
+
+/// Writes every status, in order, remembering what the API server stored.
+async fn write_all(cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), (WriteError, WriteTarget)> {
+    for write in writes {
+        let stored = write_status(cache.client(), write)
+            .await
+            .map_err(|e| (e, write.target.clone()))?;
+        cache.remember(&stored);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -122,7 +169,7 @@ mod tests {
             for &webhook in Webhook::ALL {
                 // Every truncation, and bytes flipped at pseudo-random places.
                 for end in (0..review.len()).step_by(7) {
-                    let _ = admission.answer(webhook, &review[..end]);
+                    let _ = futures::executor::block_on(admission.answer(webhook, &review[..end]));
                 }
                 for _ in 0..200 {
                     let mut mutated = review.to_vec();
@@ -133,7 +180,7 @@ mod tests {
                         let at = (seed % mutated.len() as u64) as usize;
                         mutated[at] = (seed >> 32) as u8;
                     }
-                    let _ = admission.answer(webhook, &mutated);
+                    let _ = futures::executor::block_on(admission.answer(webhook, &mutated));
                 }
             }
         }

@@ -25,7 +25,7 @@ use crate::{
 };
 
 /// Runs `kruise admit` and returns the exit code.
-pub fn run(args: &AdmitArgs) -> ExitCode {
+pub async fn run(args: &AdmitArgs) -> ExitCode {
     let view = match load_view(&args.objects) {
         Ok(view) => view,
         Err(e) => {
@@ -42,10 +42,10 @@ pub fn run(args: &AdmitArgs) -> ExitCode {
     let mut out = stdout.lock();
     let code = match (&args.webhook, &args.filename) {
         (Some(path), _) => match read_input(args.review.as_deref()) {
-            Ok(input) => review_stream(&admission, path, &input, &mut out),
+            Ok(input) => review_stream(&admission, path, &input, &mut out).await,
             Err(e) => Err(e),
         },
-        (None, Some(file)) => manifest(&admission, file, &mut out),
+        (None, Some(file)) => manifest(&admission, file, &mut out).await,
         (None, None) => {
             Err("either --webhook PATH (reviews on stdin or --review) or -f MANIFEST is required".into())
         }
@@ -76,7 +76,7 @@ fn read_input(path: Option<&Path>) -> Result<Vec<u8>, String> {
 }
 
 /// Answers every review of `input` in order, one JSON line each.
-pub fn review_stream(
+pub async fn review_stream(
     admission: &Admission,
     path: &str,
     input: &[u8],
@@ -96,6 +96,7 @@ pub fn review_stream(
         let body = serde_json::to_vec(&document).map_err(|e| format!("document {number}: {e}"))?;
         let answer = admission
             .answer(webhook, &body)
+            .await
             .map_err(|e| format!("document {number}: {e}"))?;
         let line = serde_json::to_string(&answer.review).map_err(|e| format!("document {number}: {e}"))?;
         writeln!(out, "{line}").map_err(|e| format!("cannot write output: {e}"))?;
@@ -104,7 +105,7 @@ pub fn review_stream(
 }
 
 /// Passes every object of `file` through the CREATE path and prints the results as YAML.
-pub fn manifest(admission: &Admission, file: &Path, out: &mut impl Write) -> Result<ExitCode, String> {
+pub async fn manifest(admission: &Admission, file: &Path, out: &mut impl Write) -> Result<ExitCode, String> {
     let text = if file == Path::new("-") {
         String::from_utf8(read_input(None)?).map_err(|e| format!("stdin is not UTF-8: {e}"))?
     } else {
@@ -114,7 +115,7 @@ pub fn manifest(admission: &Admission, file: &Path, out: &mut impl Write) -> Res
     objects::parse_objects(&text, file, &mut objects).map_err(|e| e.to_string())?;
     let mut denied = false;
     for (index, object) in objects.into_iter().enumerate() {
-        match admit_create(admission, object, index + 1) {
+        match admit_create(admission, object, index + 1).await {
             Ok(object) => {
                 let yaml = serde_saphyr::to_string(&object).map_err(|e| e.to_string())?;
                 write!(out, "---\n{yaml}").map_err(|e| format!("cannot write output: {e}"))?;
@@ -133,7 +134,7 @@ pub fn manifest(admission: &Admission, file: &Path, out: &mut impl Write) -> Res
 }
 
 /// One object through the mutating then validating webhooks selected for CREATE.
-fn admit_create(admission: &Admission, mut object: Value, number: usize) -> Result<Value, String> {
+async fn admit_create(admission: &Admission, mut object: Value, number: usize) -> Result<Value, String> {
     let api_version = object["apiVersion"].as_str().unwrap_or("").to_string();
     let kind = object["kind"].as_str().unwrap_or("").to_string();
     let name = object
@@ -183,6 +184,7 @@ fn admit_create(admission: &Admission, mut object: Value, number: usize) -> Resu
         let body = serde_json::to_vec(&review).map_err(|e| e.to_string())?;
         let answer = admission
             .answer(registration.webhook, &body)
+            .await
             .map_err(|e| e.to_string())?;
         let response = answer.review.response;
         if !response.allowed {

@@ -15,7 +15,7 @@ async fn main() -> std::process::ExitCode {
     logging::init(cli.log_format);
     let result = match cli.command {
         Command::Serve(args) => server::run(args).await,
-        Command::Admit(args) => return admit::run(&args),
+        Command::Admit(args) => return admit::run(&args).await,
         Command::Crds => {
             print!("{}", kruise_api::crds_yaml());
             Ok(())

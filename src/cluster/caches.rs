@@ -1,6 +1,9 @@
 //! Reflector caches of what the webhooks read, shared by every handler; objects behind `Arc`.
 
-use std::sync::Arc;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
 
 use futures::StreamExt;
 use k8s_openapi::api::{
@@ -40,6 +43,43 @@ pub struct ClusterCache {
     replica_sets: Store<ReplicaSet>,
     stateful_sets: Store<StatefulSet>,
     jobs: Store<Job>,
+    fresh: Arc<Mutex<Fresh>>,
+    client: Client,
+}
+
+/// Copies newer than the watch has delivered yet: objects we just wrote, or re-read after a conflict.
+/// A copy is used only while its resourceVersion is ahead of the cached one (OpenKruise likewise takes
+/// the newest of its own cache and the informer's).
+#[derive(Default)]
+struct Fresh {
+    budgets: HashMap<(String, String), Arc<PodUnavailableBudget>>,
+    spreads: HashMap<(String, String), Arc<WorkloadSpread>>,
+}
+
+fn version_of<K: Resource>(object: &K) -> u64 {
+    object
+        .meta()
+        .resource_version
+        .as_deref()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `listed`, each replaced by its fresh copy when that is newer.
+fn newest<K: Resource>(listed: Vec<Arc<K>>, fresh: &HashMap<(String, String), Arc<K>>) -> Vec<Arc<K>> {
+    listed
+        .into_iter()
+        .map(|cached| {
+            let key = (
+                cached.meta().namespace.clone().unwrap_or_default(),
+                cached.meta().name.clone().unwrap_or_default(),
+            );
+            match fresh.get(&key) {
+                Some(copy) if version_of(&**copy) > version_of(&*cached) => copy.clone(),
+                _ => cached,
+            }
+        })
+        .collect()
 }
 
 /// Starts a reflector for `K` on the runtime and returns its store. Managed fields are dropped to save
@@ -81,7 +121,43 @@ impl ClusterCache {
             replica_sets: reflect(Api::all(client.clone())),
             stateful_sets: reflect(Api::all(client.clone())),
             jobs: reflect(Api::all(client.clone())),
+            fresh: Arc::default(),
+            client: client.clone(),
         }
+    }
+
+    /// The client the caches watch with (status writes use it too).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Remembers an object as the API server returned it (after a write or a re-read).
+    pub fn remember(&self, object: &Value) {
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+        let mut fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
+        match kind {
+            "PodUnavailableBudget" => {
+                if let Ok(budget) = kruise_api::podunavailablebudget_to_v1beta1(object) {
+                    fresh.budgets.insert(key_of(&budget), Arc::new(budget));
+                }
+            }
+            "WorkloadSpread" => {
+                if let Ok(spread) = kruise_api::workloadspread_to_v1beta1(object) {
+                    fresh.spreads.insert(key_of(&spread), Arc::new(spread));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Re-reads the target of a conflicting write into the cache.
+    pub async fn refresh(&self, target: &kruise_webhooks::WriteTarget) -> Result<(), kube::Error> {
+        let resource = super::status_writes::api_resource(target);
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(self.client.clone(), &target.namespace, &resource);
+        let object = api.get(&target.name).await?;
+        self.remember(&serde_json::to_value(object).unwrap_or_default());
+        Ok(())
     }
 
     /// Resolves once every cache has listed once.
@@ -99,6 +175,13 @@ impl ClusterCache {
         self.stateful_sets.wait_until_ready().await?;
         self.jobs.wait_until_ready().await
     }
+}
+
+fn key_of<K: Resource>(object: &K) -> (String, String) {
+    (
+        object.meta().namespace.clone().unwrap_or_default(),
+        object.meta().name.clone().unwrap_or_default(),
+    )
 }
 
 fn in_namespace<K: Resource<DynamicType = ()> + Clone>(store: &Store<K>, namespace: &str) -> Vec<Arc<K>> {
@@ -132,11 +215,16 @@ impl ClusterView for ClusterCache {
     }
 
     fn pod_unavailable_budgets(&self, namespace: &str) -> Vec<Arc<PodUnavailableBudget>> {
-        in_namespace(&self.pod_unavailable_budgets, namespace)
+        let fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
+        newest(
+            in_namespace(&self.pod_unavailable_budgets, namespace),
+            &fresh.budgets,
+        )
     }
 
     fn workload_spreads(&self, namespace: &str) -> Vec<Arc<WorkloadSpread>> {
-        in_namespace(&self.workload_spreads, namespace)
+        let fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
+        newest(in_namespace(&self.workload_spreads, namespace), &fresh.spreads)
     }
 
     fn controller_revisions(&self, namespace: &str) -> Vec<Arc<ControllerRevision>> {

@@ -133,7 +133,7 @@ async fn review(
             Ok(body) => body,
             Err(response) => return *response,
         };
-        let answer = match app.admission.answer(webhook, &body) {
+        let answer = match app.admission.answer(webhook, &body).await {
             Ok(answer) => answer,
             Err(e) => {
                 let labels = RejectLabels {

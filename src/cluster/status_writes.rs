@@ -1,0 +1,80 @@
+//! Status writes that admission decisions depend on (PUB budgets, WorkloadSpread bookkeeping), made with
+//! the resourceVersion the decision was computed from. On 409 the caller re-reads the object into the
+//! cache ([`ClusterCache::refresh`]) and decides again (bounded), so a budget can never be spent twice —
+//! across replicas too.
+
+use kruise_webhooks::{StatusWrite, WriteTarget};
+use kube::{
+    Api, Client,
+    api::{ApiResource, DynamicObject, GroupVersionKind, PostParams},
+};
+use serde_json::{Value, json};
+
+/// How a write went.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The object changed since it was read: re-read and decide again.
+    #[error("{kind} {namespace}/{name} changed since it was read")]
+    Conflict {
+        kind: String,
+        namespace: String,
+        name: String,
+    },
+    #[error("{kind} {namespace}/{name}: {source}")]
+    Api {
+        kind: String,
+        namespace: String,
+        name: String,
+        #[source]
+        source: Box<kube::Error>,
+    },
+}
+
+/// The dynamic API resource of a write target.
+pub fn api_resource(target: &WriteTarget) -> ApiResource {
+    let (group, version) = target
+        .api_version
+        .rsplit_once('/')
+        .unwrap_or(("", target.api_version.as_str()));
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(group, version, &target.kind),
+        &target.plural,
+    )
+}
+
+/// Writes one status with its resourceVersion as precondition; returns the object as stored.
+pub async fn write_status(client: &Client, write: &StatusWrite) -> Result<Value, WriteError> {
+    let t = &write.target;
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &t.namespace, &api_resource(t));
+    let body = json!({
+        "apiVersion": t.api_version,
+        "kind": t.kind,
+        "metadata": {"name": t.name, "namespace": t.namespace, "resourceVersion": write.resource_version},
+        "status": write.status,
+    });
+    let object: DynamicObject = match serde_json::from_value(body) {
+        Ok(object) => object,
+        Err(e) => {
+            return Err(WriteError::Api {
+                kind: t.kind.clone(),
+                namespace: t.namespace.clone(),
+                name: t.name.clone(),
+                source: Box::new(kube::Error::SerdeError(e)),
+            });
+        }
+    };
+    match api.replace_status(&t.name, &PostParams::default(), &object).await {
+        Ok(stored) => Ok(serde_json::to_value(stored).unwrap_or_default()),
+        Err(kube::Error::Api(s)) if s.is_conflict() => Err(WriteError::Conflict {
+            kind: t.kind.clone(),
+            namespace: t.namespace.clone(),
+            name: t.name.clone(),
+        }),
+        Err(e) => Err(WriteError::Api {
+            kind: t.kind.clone(),
+            namespace: t.namespace.clone(),
+            name: t.name.clone(),
+            source: Box::new(e),
+        }),
+    }
+}
