@@ -14,6 +14,26 @@ pub struct Denial {
     pub message: String,
 }
 
+impl Denial {
+    /// A denial with an explicit code and `metav1.Status` reason.
+    pub fn new(code: u16, reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Denial {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<Denial> for Decision {
+    fn from(denial: Denial) -> Self {
+        Decision {
+            denial: Some(denial),
+            ..Decision::default()
+        }
+    }
+}
+
 /// The object a status write targets.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WriteTarget {
