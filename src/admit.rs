@@ -1,6 +1,7 @@
 //! `kruise admit`: the webhooks offline, against one in-memory cluster state.
 //!
-//! - `--webhook PATH`: reads a stream of AdmissionReview JSON documents and prints one answer per line;
+//! - `--webhook PATH`: reads a stream of AdmissionReview JSON documents (ConversionReviews for `/convert`)
+//!   and prints one answer per line;
 //!   a status write made by one review is applied before the next. Exit 0 when every review was
 //!   handled (allowed or denied); 2 on malformed input, naming the document.
 //! - `-f MANIFEST`: passes each object of the manifest through the CREATE path (the mutating, then the
@@ -82,8 +83,15 @@ pub async fn review_stream(
     input: &[u8],
     out: &mut impl Write,
 ) -> Result<ExitCode, String> {
+    if path == "/convert" {
+        return conversion_stream(input, out);
+    }
     let webhook = Webhook::from_path(path).ok_or_else(|| {
-        let known: Vec<_> = Webhook::ALL.iter().map(|w| w.path()).collect();
+        let known: Vec<_> = Webhook::ALL
+            .iter()
+            .map(|w| w.path())
+            .chain(["/convert"])
+            .collect();
         format!(
             "no webhook is served at {path}; known paths: {}",
             known.join(", ")
@@ -99,6 +107,21 @@ pub async fn review_stream(
             .await
             .map_err(|e| format!("document {number}: {e}"))?;
         let line = serde_json::to_string(&answer.review).map_err(|e| format!("document {number}: {e}"))?;
+        writeln!(out, "{line}").map_err(|e| format!("cannot write output: {e}"))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Answers every ConversionReview of `input` in order, one JSON line each.
+fn conversion_stream(input: &[u8], out: &mut impl Write) -> Result<ExitCode, String> {
+    let documents = serde_json::Deserializer::from_slice(input).into_iter::<Value>();
+    for (index, document) in documents.enumerate() {
+        let number = index + 1;
+        let document = document.map_err(|e| format!("document {number}: not valid JSON: {e}"))?;
+        let body = serde_json::to_vec(&document).map_err(|e| format!("document {number}: {e}"))?;
+        let answer =
+            kruise_webhooks::convert::convert_review(&body).map_err(|e| format!("document {number}: {e}"))?;
+        let line = serde_json::to_string(&answer).map_err(|e| format!("document {number}: {e}"))?;
         writeln!(out, "{line}").map_err(|e| format!("cannot write output: {e}"))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -174,3 +174,49 @@ async fn the_server_and_admit_give_identical_answers() {
         assert_eq!(lines(&offline), [served], "{review}");
     }
 }
+
+#[test]
+fn conversion_reviews_offline() {
+    let review = |uid: &str, desired: &str| {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [{
+                "apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": "s"},
+                "spec": {"namespace": "shop", "selector": {"matchLabels": {"app": "web"}},
+                         "containers": [{"name": "log", "image": "busybox"}]}}]}
+        }))
+        .unwrap()
+    };
+    let mut input = review("c1", "apps.kruise.io/v1beta1");
+    input.extend(review("c2", "apps.kruise.io/v2"));
+    let out = admit(&["--webhook", "/convert"], &input);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers = lines(&out);
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0]["response"]["uid"], "c1");
+    assert_eq!(answers[0]["response"]["result"]["status"], "Success");
+    let converted = &answers[0]["response"]["convertedObjects"][0];
+    assert_eq!(
+        converted["spec"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "shop"
+    );
+    assert_eq!(answers[1]["response"]["result"]["status"], "Failure");
+    assert!(
+        answers[1]["response"]["result"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("apps.kruise.io/v2")
+    );
+
+    let out = admit(
+        &["--webhook", "/convert"],
+        b"{\"apiVersion\": \"apiextensions.k8s.io/v1\"}",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("document 1: ConversionReview has no request"));
+}
