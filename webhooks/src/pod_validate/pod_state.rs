@@ -1,0 +1,422 @@
+//! Is a pod available right now? OpenKruise's PUB notions of "ready" and "state consistent" (kubelet has
+//! caught up with the spec after an in-place update).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Pod;
+use serde::Deserialize;
+
+/// Prefix of labels that make a pod count as unavailable.
+pub(crate) const UNAVAILABLE_LABEL_PREFIX: &str = kruise_api::policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX;
+
+const SIDECARSET_LIST: &str = "kruise.io/sidecarset-injected-list";
+const SIDECARSET_INPLACE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
+const SIDECAR_ENV: &str = "IS_INJECTED";
+const INPLACE_STATE: &str = "apps.kruise.io/inplace-update-state";
+const INPLACE_STATE_OLD: &str = "inplace-update-state";
+const INPLACE_GRACE: &str = "apps.kruise.io/inplace-update-grace";
+const INPLACE_GRACE_OLD: &str = "inplace-update-grace";
+const RUNTIME_META: &str = "apps.kruise.io/runtime-containers-meta";
+
+fn annotations(pod: &Pod) -> Option<&BTreeMap<String, String>> {
+    pod.metadata.annotations.as_ref()
+}
+
+pub(crate) fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+    annotations(pod).and_then(|a| a.get(key)).map(String::as_str)
+}
+
+/// True when a label key starts with `unavailable-pod.kruise.io/`.
+pub(crate) fn has_unavailable_label(pod: &Pod) -> bool {
+    pod.metadata
+        .labels
+        .as_ref()
+        .is_some_and(|l| l.keys().any(|k| k.starts_with(UNAVAILABLE_LABEL_PREFIX)))
+}
+
+/// Running, condition Ready=True, not being deleted, no unavailable label.
+pub(crate) fn is_ready(pod: &Pod) -> bool {
+    let status = pod.status.as_ref();
+    let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
+    let ready = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "True");
+    running && ready && pod.metadata.deletion_timestamp.is_none() && !has_unavailable_label(pod)
+}
+
+/// A parsed image reference: repository name, tag and digest (either may be empty).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ImageRef<'a> {
+    pub repo: &'a str,
+    pub tag: &'a str,
+    pub digest: &'a str,
+}
+
+fn valid_digest(digest: &str) -> bool {
+    let Some((algorithm, hex)) = digest.split_once(':') else {
+        return false;
+    };
+    let len = match algorithm {
+        "sha256" => 64,
+        "sha384" => 96,
+        "sha512" => 128,
+        _ => return false,
+    };
+    hex.len() == len && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn valid_tag(tag: &str) -> bool {
+    let mut bytes = tag.bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    tag.len() <= 128
+        && bytes.next().is_some_and(word)
+        && bytes.all(|b| word(b) || b == b'.' || b == b'-')
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('/')
+        && !name.ends_with('/')
+        && !name.contains("//")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-/:".contains(&b))
+}
+
+/// Parses `name[:tag][@digest]` like the distribution reference parser (no normalisation: `busybox`
+/// stays `busybox`). `None` when it is not a valid reference.
+pub(crate) fn parse_image(image: &str) -> Option<ImageRef<'_>> {
+    let (rest, digest) = match image.split_once('@') {
+        Some((rest, digest)) => (rest, digest),
+        None => (image, ""),
+    };
+    if !digest.is_empty() && !valid_digest(digest) {
+        return None;
+    }
+    let (repo, tag) = match rest.rfind(':') {
+        Some(i) if !rest[i + 1..].contains('/') => (&rest[..i], &rest[i + 1..]),
+        _ => (rest, ""),
+    };
+    if !valid_name(repo) || (rest.len() > repo.len() && !valid_tag(tag)) {
+        return None;
+    }
+    Some(ImageRef { repo, tag, digest })
+}
+
+/// True when the image is pinned by digest (`…@sha256:…`).
+pub(crate) fn is_digest(image: &str) -> bool {
+    parse_image(image).is_some_and(|r| !r.digest.is_empty())
+}
+
+/// Image equality as OpenKruise compares a spec image with a status imageID: repository and digest when
+/// both are digests, else repository and tag.
+fn images_equal(a: &str, b: &str) -> bool {
+    match (parse_image(a), parse_image(b)) {
+        (Some(a), Some(b)) if !a.digest.is_empty() && !b.digest.is_empty() => {
+            a.repo == b.repo && a.digest == b.digest
+        }
+        (Some(a), Some(b)) => a.repo == b.repo && a.tag == b.tag,
+        _ => false,
+    }
+}
+
+fn strip_scheme(image_id: &str) -> &str {
+    image_id.split_once("://").map_or(image_id, |(_, rest)| rest)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ContainerImageId {
+    #[serde(default, rename = "imageID")]
+    image_id: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct InPlaceUpdateState {
+    #[serde(default)]
+    last_container_statuses: Option<BTreeMap<String, ContainerImageId>>,
+    #[serde(default)]
+    update_env_from_metadata: bool,
+    #[serde(default)]
+    next_container_images: Option<BTreeMap<String, serde_json::Value>>,
+    #[serde(default)]
+    next_container_ref_metadata: Option<BTreeMap<String, serde_json::Value>>,
+    #[serde(default)]
+    next_container_resources: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RuntimeContainerMeta {
+    #[serde(default)]
+    name: String,
+    #[serde(default, rename = "containerID")]
+    container_id: String,
+}
+
+#[derive(Deserialize)]
+struct RuntimeContainerMetaSet {
+    #[serde(default)]
+    containers: Option<Vec<RuntimeContainerMeta>>,
+}
+
+/// True when kubelet runs what the spec asks for (OpenKruise "IsPodStateConsistent").
+pub(crate) fn is_state_consistent(pod: &Pod) -> bool {
+    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let mut all_digest = true;
+    for c in containers {
+        let image = c.image.as_deref().unwrap_or_default();
+        if !is_digest(image) {
+            all_digest = false;
+            continue;
+        }
+        let Some(status) = statuses.iter().find(|s| s.name == c.name) else {
+            return false;
+        };
+        if !images_equal(image, strip_scheme(&status.image_id)) {
+            return false;
+        }
+    }
+    if all_digest {
+        return true;
+    }
+    sidecars_consistent(pod) && in_place_update_completed(pod)
+}
+
+/// Injected sidecars (env `IS_INJECTED=true`) of the SidecarSets listed on the pod have left the image
+/// they had before their last in-place upgrade.
+fn sidecars_consistent(pod: &Pod) -> bool {
+    let sets: BTreeSet<&str> = annotation(pod, SIDECARSET_LIST)
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(',').collect())
+        .unwrap_or_default();
+    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let sidecars: BTreeSet<&str> = containers
+        .iter()
+        .filter(|c| {
+            c.env.iter().flatten().find(|e| e.name == SIDECAR_ENV).and_then(|e| e.value.as_deref())
+                == Some("true")
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    if sets.is_empty() || sidecars.is_empty() {
+        return true;
+    }
+    let Some(raw) = annotation(pod, SIDECARSET_INPLACE_STATE) else {
+        return true;
+    };
+    let Ok(states) = serde_json::from_str::<Option<BTreeMap<String, Option<InPlaceUpdateState>>>>(raw)
+    else {
+        return false;
+    };
+    let mut last: BTreeMap<&str, &str> = BTreeMap::new();
+    let states = states.unwrap_or_default();
+    for set in &sets {
+        if let Some(Some(state)) = states.get(*set) {
+            for (name, status) in state.last_container_statuses.iter().flatten() {
+                last.insert(name, &status.image_id);
+            }
+        }
+    }
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    for cs in statuses.iter().filter(|cs| sidecars.contains(cs.name.as_str())) {
+        let spec_image = containers
+            .iter()
+            .find(|c| c.name == cs.name)
+            .and_then(|c| c.image.as_deref())
+            .unwrap_or_default();
+        if last.get(cs.name.as_str()).is_some_and(|old| *old == cs.image_id) && spec_image != cs.image {
+            return false;
+        }
+    }
+    true
+}
+
+/// OpenKruise's default "in-place update completed" check (CloneSet / Advanced StatefulSet in-place
+/// updates). The kubelet container-hash short-cut through `apps.kruise.io/runtime-containers-meta` is
+/// not computed: the image check below decides instead.
+fn in_place_update_completed(pod: &Pod) -> bool {
+    let has = |key: &str| annotations(pod).is_some_and(|a| a.contains_key(key));
+    if has(INPLACE_GRACE) || has(INPLACE_GRACE_OLD) {
+        return false;
+    }
+    let raw = match annotation(pod, INPLACE_STATE).or_else(|| annotation(pod, INPLACE_STATE_OLD)) {
+        Some(raw) => raw,
+        None => return true,
+    };
+    let Ok(state) = serde_json::from_str::<InPlaceUpdateState>(raw) else {
+        return false;
+    };
+    let non_empty = |m: &Option<BTreeMap<String, serde_json::Value>>| m.as_ref().is_some_and(|m| !m.is_empty());
+    if non_empty(&state.next_container_images)
+        || non_empty(&state.next_container_ref_metadata)
+        || non_empty(&state.next_container_resources)
+    {
+        return false;
+    }
+    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let meta = match annotation(pod, RUNTIME_META) {
+        None => None,
+        Some(raw) => match serde_json::from_str::<RuntimeContainerMetaSet>(raw) {
+            Ok(meta) => Some(meta),
+            Err(_) => return false,
+        },
+    };
+    if state.update_env_from_metadata {
+        // The env-from-metadata hashes cannot be recomputed here; require at least that every container
+        // is reported with the container the daemon saw.
+        let Some(meta) = &meta else {
+            return false;
+        };
+        let metas = meta.containers.as_deref().unwrap_or_default();
+        for c in containers {
+            let status = statuses.iter().find(|s| s.name == c.name);
+            let m = metas.iter().find(|m| m.name == c.name);
+            match (status, m) {
+                (Some(s), Some(m)) if s.container_id.as_deref().unwrap_or_default() == m.container_id => {}
+                _ => return false,
+            }
+        }
+    }
+    let spec_image = |name: &str| {
+        containers.iter().find(|c| c.name == name).map(|c| {
+            let image = c.image.clone().unwrap_or_default();
+            if image.contains(':') {
+                image
+            } else {
+                format!("{image}:latest")
+            }
+        })
+    };
+    let mut last = state.last_container_statuses.unwrap_or_default();
+    for cs in statuses {
+        if let Some(old) = last.remove(&cs.name)
+            && old.image_id == cs.image_id
+            && spec_image(&cs.name).unwrap_or_default() != cs.image
+        {
+            return false;
+        }
+    }
+    last.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const D: &str = "sha256:a9286defaba7b3a519d585ba0e37d0b2cbee74ebfe590960b0b1d6a5e97d1e1d";
+
+    fn pod(v: serde_json::Value) -> Pod {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn image_references() {
+        let r = parse_image("docker.io/busybox:1.0").unwrap();
+        assert_eq!((r.repo, r.tag, r.digest), ("docker.io/busybox", "1.0", ""));
+        let with_port = parse_image("reg:5000/a/b").unwrap();
+        assert_eq!((with_port.repo, with_port.tag), ("reg:5000/a/b", ""));
+        assert!(is_digest(&format!("busybox@{D}")));
+        assert!(!is_digest("busybox@sha256:abc"));
+        assert!(!is_digest("busybox:1.0"));
+        assert!(parse_image("Busybox").is_none());
+        assert!(images_equal(&format!("busybox@{D}"), &format!("busybox@{D}")));
+        assert!(!images_equal(&format!("busybox@{D}"), &format!("docker.io/library/busybox@{D}")));
+    }
+
+    #[test]
+    fn ready_needs_running_ready_no_deletion_no_unavailable_label() {
+        let base = json!({"metadata": {"name": "p"}, "status": {"phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}]}});
+        assert!(is_ready(&pod(base.clone())));
+        let mut v = base.clone();
+        v["status"]["phase"] = json!("Pending");
+        assert!(!is_ready(&pod(v)));
+        let mut v = base.clone();
+        v["status"]["conditions"][0]["status"] = json!("False");
+        assert!(!is_ready(&pod(v)));
+        let mut v = base.clone();
+        v["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
+        assert!(!is_ready(&pod(v)));
+        let mut v = base;
+        v["metadata"]["labels"] = json!({"unavailable-pod.kruise.io/drain": "x"});
+        assert!(!is_ready(&pod(v)));
+    }
+
+    #[test]
+    fn digest_images_must_match_their_image_ids() {
+        let p = |image_id: &str| {
+            pod(json!({"metadata": {"name": "p"},
+                "spec": {"containers": [{"name": "a", "image": format!("busybox@{D}")}]},
+                "status": {"containerStatuses": [{"name": "a", "image": "x", "imageID": image_id,
+                    "ready": true, "restartCount": 0}]}}))
+        };
+        assert!(is_state_consistent(&p(&format!("docker-pullable://busybox@{D}"))));
+        assert!(!is_state_consistent(&p(&format!(
+            "busybox@sha256:{}",
+            "b".repeat(64)
+        ))));
+        let missing = pod(json!({"metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "a", "image": format!("busybox@{D}")}]}}));
+        assert!(!is_state_consistent(&missing));
+    }
+
+    #[test]
+    fn in_place_update_state_decides_for_tagged_images() {
+        let p = |annotations: serde_json::Value, status_image: &str, image_id: &str| {
+            pod(json!({"metadata": {"name": "p", "annotations": annotations},
+                "spec": {"containers": [{"name": "a", "image": "nginx:1.2"}]},
+                "status": {"containerStatuses": [{"name": "a", "image": status_image, "imageID": image_id,
+                    "ready": true, "restartCount": 0}]}}))
+        };
+        assert!(is_state_consistent(&p(json!({}), "nginx:1.1", "id1")));
+        let state = json!({"apps.kruise.io/inplace-update-state":
+            r#"{"revision":"r","updateTimestamp":"2024-01-01T00:00:00Z","lastContainerStatuses":{"a":{"imageID":"id1"}}}"#});
+        assert!(!is_state_consistent(&p(state.clone(), "nginx:1.1", "id1")), "kubelet not done");
+        assert!(is_state_consistent(&p(state.clone(), "nginx:1.1", "id2")), "imageID changed");
+        assert!(is_state_consistent(&p(state, "nginx:1.2", "id1")), "status image is the spec image");
+        assert!(!is_state_consistent(&p(json!({"apps.kruise.io/inplace-update-grace": "{}"}), "nginx:1.2", "id")));
+        assert!(!is_state_consistent(&p(json!({"inplace-update-state": "{bad"}), "nginx:1.2", "id")));
+        let next = json!({"apps.kruise.io/inplace-update-state":
+            r#"{"revision":"r","lastContainerStatuses":{},"nextContainerImages":{"b":"x:1"}}"#});
+        assert!(!is_state_consistent(&p(next, "nginx:1.2", "id")));
+        let lost = json!({"apps.kruise.io/inplace-update-state":
+            r#"{"revision":"r","lastContainerStatuses":{"gone":{"imageID":"x"}}}"#});
+        assert!(!is_state_consistent(&p(lost, "nginx:1.2", "id")));
+    }
+
+    #[test]
+    fn sidecar_upgrade_in_progress_is_inconsistent() {
+        let p = |state: &str, image_id: &str| {
+            pod(json!({"metadata": {"name": "p", "annotations": {
+                    "kruise.io/sidecarset-injected-list": "log",
+                    "kruise.io/sidecarset-inplace-update-state": state}},
+                "spec": {"containers": [{"name": "app", "image": "app:1"},
+                    {"name": "log", "image": "log:2", "env": [{"name": "IS_INJECTED", "value": "true"}]}]},
+                "status": {"containerStatuses": [
+                    {"name": "app", "image": "app:1", "imageID": "a", "ready": true, "restartCount": 0},
+                    {"name": "log", "image": "log:1", "imageID": image_id, "ready": true, "restartCount": 0}]}}))
+        };
+        let state = r#"{"log":{"revision":"r","updateTimestamp":"2024-01-01T00:00:00Z","lastContainerStatuses":{"log":{"imageID":"old"}}}}"#;
+        assert!(!is_state_consistent(&p(state, "old")));
+        assert!(is_state_consistent(&p(state, "new")));
+        assert!(!is_state_consistent(&p("not json", "new")));
+    }
+}

@@ -1,0 +1,277 @@
+//! Pod UPDATE: may the change make the pod unavailable, and is it an in-place resize (OpenKruise
+//! "IsPodUnavailableChanged" and "CanResizeInplace")?
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+
+use super::pod_state::{annotation, has_unavailable_label};
+
+/// True when the update may cause unavailability: the spec changed, or an unavailable label was added.
+/// Label, annotation and status changes alone do not count.
+pub(crate) fn may_cause_unavailability(old: &Pod, new: &Pod) -> bool {
+    old.spec != new.spec || (!has_unavailable_label(old) && has_unavailable_label(new))
+}
+
+/// True when the update only resizes cpu/memory of containers in place without restarting them.
+pub(crate) fn can_resize_in_place(old: &Pod, new: &Pod) -> bool {
+    if !has_unavailable_label(old) && has_unavailable_label(new) {
+        return false;
+    }
+    if spec_without_resources(old) != spec_without_resources(new) {
+        return false;
+    }
+    if is_static(old) || is_static(new) {
+        return false;
+    }
+    if qos_class(old) != qos_class(new) {
+        return false;
+    }
+    resources_resizable(old, new)
+}
+
+fn spec_without_resources(pod: &Pod) -> serde_json::Value {
+    let mut spec = pod.spec.clone().unwrap_or_default();
+    for c in &mut spec.containers {
+        c.resources = None;
+    }
+    serde_json::to_value(spec).unwrap_or_default()
+}
+
+/// A static (file or http sourced) pod: annotation `kubernetes.io/config.source` other than `api`.
+fn is_static(pod: &Pod) -> bool {
+    annotation(pod, "kubernetes.io/config.source").is_some_and(|s| s != "api")
+}
+
+fn containers(pod: &Pod) -> &[Container] {
+    pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default()
+}
+
+type Resources = BTreeMap<String, Quantity>;
+
+fn requests(c: &Container) -> Option<&Resources> {
+    c.resources.as_ref().and_then(|r| r.requests.as_ref())
+}
+
+fn limits(c: &Container) -> Option<&Resources> {
+    c.resources.as_ref().and_then(|r| r.limits.as_ref())
+}
+
+fn resource_changed(a: Option<&Resources>, b: Option<&Resources>, name: &str) -> bool {
+    match (a.and_then(|m| m.get(name)), b.and_then(|m| m.get(name))) {
+        (None, None) => false,
+        (Some(x), Some(y)) => !quantities_equal(x, y),
+        _ => true,
+    }
+}
+
+fn resources_resizable(old: &Pod, new: &Pod) -> bool {
+    let (old_cs, new_cs) = (containers(old), containers(new));
+    if old_cs.len() != new_cs.len() {
+        return false;
+    }
+    for c in new_cs {
+        let Some(o) = old_cs.iter().find(|o| o.name == c.name) else {
+            return false;
+        };
+        let names: BTreeSet<&String> = [requests(o), requests(c), limits(o), limits(c)]
+            .into_iter()
+            .flatten()
+            .flat_map(BTreeMap::keys)
+            .collect();
+        for name in names {
+            let changed = resource_changed(requests(o), requests(c), name)
+                || resource_changed(limits(o), limits(c), name);
+            if !changed {
+                continue;
+            }
+            if name != "cpu" && name != "memory" {
+                return false;
+            }
+            let policy = c
+                .resize_policy
+                .iter()
+                .flatten()
+                .rev()
+                .find(|p| p.resource_name == *name)
+                .map(|p| p.restart_policy.as_str());
+            if !matches!(policy, None | Some("" | "NotRequired")) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Qos {
+    Guaranteed,
+    Burstable,
+    BestEffort,
+}
+
+/// The QoS class computed from cpu/memory requests and limits of all containers and init containers.
+fn qos_class(pod: &Pod) -> Qos {
+    let spec = pod.spec.as_ref();
+    let all = spec
+        .map(|s| s.containers.iter().chain(s.init_containers.iter().flatten()))
+        .into_iter()
+        .flatten();
+    let mut requests_sum: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut limits_sum: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut guaranteed = true;
+    for c in all {
+        for (name, q) in requests(c).into_iter().flatten() {
+            if let (n @ ("cpu" | "memory"), Some(v)) = (name.as_str(), parse_quantity(&q.0))
+                && v > 0
+            {
+                *requests_sum.entry(n).or_default() += v;
+            }
+        }
+        let mut found = BTreeSet::new();
+        for (name, q) in limits(c).into_iter().flatten() {
+            if let (n @ ("cpu" | "memory"), Some(v)) = (name.as_str(), parse_quantity(&q.0))
+                && v > 0
+            {
+                found.insert(n);
+                *limits_sum.entry(n).or_default() += v;
+            }
+        }
+        if found.len() < 2 {
+            guaranteed = false;
+        }
+    }
+    if requests_sum.is_empty() && limits_sum.is_empty() {
+        return Qos::BestEffort;
+    }
+    if guaranteed && requests_sum.iter().all(|(n, r)| limits_sum.get(n) == Some(r)) && requests_sum.len() == limits_sum.len() {
+        return Qos::Guaranteed;
+    }
+    Qos::Burstable
+}
+
+fn quantities_equal(a: &Quantity, b: &Quantity) -> bool {
+    match (parse_quantity(&a.0), parse_quantity(&b.0)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.0 == b.0,
+    }
+}
+
+/// A Kubernetes quantity in units of 10⁻⁹ (rounded up), or `None` when it does not parse or is too large.
+pub(crate) fn parse_quantity(s: &str) -> Option<i128> {
+    let s = s.trim();
+    let (sign, s) = match s.strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(split);
+    if number.is_empty() || number == "." || number.matches('.').count() > 1 {
+        return None;
+    }
+    let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
+    // value = digits × 10^(exp10) × 2^(exp2)
+    let digits: String = format!("{int_part}{frac_part}");
+    let mut exp10: i32 = -(frac_part.len() as i32);
+    let mut exp2: u32 = 0;
+    match suffix {
+        "" => {}
+        "n" => exp10 -= 9,
+        "u" => exp10 -= 6,
+        "m" => exp10 -= 3,
+        "k" => exp10 += 3,
+        "M" => exp10 += 6,
+        "G" => exp10 += 9,
+        "T" => exp10 += 12,
+        "P" => exp10 += 15,
+        "E" => exp10 += 18,
+        "Ki" => exp2 = 10,
+        "Mi" => exp2 = 20,
+        "Gi" => exp2 = 30,
+        "Ti" => exp2 = 40,
+        "Pi" => exp2 = 50,
+        "Ei" => exp2 = 60,
+        _ => {
+            let e = suffix.strip_prefix(['e', 'E'])?;
+            exp10 += e.parse::<i32>().ok()?;
+        }
+    }
+    let digits = digits.trim_start_matches('0');
+    if digits.len() > 30 {
+        return None;
+    }
+    let mut value: i128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    value = value.checked_mul(1i128.checked_shl(exp2)?)?;
+    let exp = exp10 + 9;
+    if exp >= 0 {
+        value = value.checked_mul(10i128.checked_pow(exp as u32)?)?;
+    } else {
+        let div = 10i128.checked_pow(exp.unsigned_abs()).unwrap_or(i128::MAX);
+        value = value / div + i128::from(value % div != 0);
+    }
+    Some(sign * value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(containers: serde_json::Value) -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {"containers": containers}})).unwrap()
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(parse_quantity("100m"), parse_quantity("0.1"));
+        assert_eq!(parse_quantity("1Ki"), parse_quantity("1024"));
+        assert_eq!(parse_quantity("1e3"), parse_quantity("1k"));
+        assert_eq!(parse_quantity("1"), Some(1_000_000_000));
+        assert_eq!(parse_quantity("lots"), None);
+        assert_eq!(parse_quantity("1e400"), None);
+    }
+
+    #[test]
+    fn qos_classes() {
+        let c = |req: serde_json::Value, lim: serde_json::Value| {
+            pod(json!([{"name": "a", "resources": {"requests": req, "limits": lim}}]))
+        };
+        assert_eq!(qos_class(&pod(json!([{"name": "a"}]))), Qos::BestEffort);
+        assert_eq!(
+            qos_class(&c(json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "1000m", "memory": "1Gi"}))),
+            Qos::Guaranteed
+        );
+        assert_eq!(qos_class(&c(json!({"cpu": "1"}), json!({"cpu": "2", "memory": "1Gi"}))), Qos::Burstable);
+    }
+
+    #[test]
+    fn resize_only_for_cpu_memory_without_restart_policy() {
+        let c = |cpu: &str, policy: &str, extra: serde_json::Value| {
+            let mut v = json!([{"name": "a", "image": "x:1",
+                "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": "4"}},
+                "resizePolicy": [{"resourceName": "cpu", "restartPolicy": policy}]}]);
+            if !extra.is_null() {
+                v[0]["resources"]["requests"]["ephemeral-storage"] = extra;
+            }
+            pod(v)
+        };
+        let old = c("1", "NotRequired", json!(null));
+        assert!(can_resize_in_place(&old, &c("2", "NotRequired", json!(null))));
+        let restart = c("1", "RestartContainer", json!(null));
+        assert!(!can_resize_in_place(&restart, &c("2", "RestartContainer", json!(null))));
+        assert!(!can_resize_in_place(&old, &c("1", "NotRequired", json!("1Gi"))), "not cpu/memory");
+        let mut image = c("2", "NotRequired", json!(null));
+        image.spec.as_mut().unwrap().containers[0].image = Some("x:2".into());
+        assert!(!can_resize_in_place(&old, &image));
+        assert!(may_cause_unavailability(&old, &image));
+        let mut labelled = old.clone();
+        labelled.metadata.labels = Some([("a".to_string(), "b".to_string())].into());
+        assert!(!may_cause_unavailability(&old, &labelled));
+        labelled.metadata.labels = Some([("unavailable-pod.kruise.io/x".to_string(), "b".to_string())].into());
+        assert!(may_cause_unavailability(&old, &labelled));
+        assert!(!can_resize_in_place(&old, &labelled));
+    }
+}
