@@ -106,7 +106,9 @@ fn options_dry_run(options: Option<&Value>, what: &str) -> Result<bool, String> 
         return Ok(false);
     };
     let Value::Object(map) = options else {
-        return Err(format!("{what} is not a valid DeleteOptions/UpdateOptions: expected an object"));
+        return Err(format!(
+            "{what} is not a valid DeleteOptions/UpdateOptions: expected an object"
+        ));
     };
     match map.get("dryRun") {
         None | Some(Value::Null) => Ok(false),
@@ -144,7 +146,8 @@ fn evict(request: &AdmissionRequest, view: &impl ClusterView, now: Timestamp) ->
         return Err("object is not a valid Eviction: expected an object".into());
     };
     let body_dry_run = options_dry_run(eviction.get("deleteOptions"), "Eviction deleteOptions")?;
-    let dry_run = body_dry_run || options_dry_run(request.options.as_ref(), "options")? || request.is_dry_run();
+    let dry_run =
+        body_dry_run || options_dry_run(request.options.as_ref(), "options")? || request.is_dry_run();
     let meta = |key: &str| {
         eviction
             .get("metadata")
@@ -152,7 +155,11 @@ fn evict(request: &AdmissionRequest, view: &impl ClusterView, now: Timestamp) ->
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    let name = if request.name.is_empty() { meta("name") } else { request.name.as_str() };
+    let name = if request.name.is_empty() {
+        meta("name")
+    } else {
+        request.name.as_str()
+    };
     let namespace = if request.namespace.is_empty() {
         meta("namespace")
     } else {

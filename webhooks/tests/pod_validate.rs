@@ -72,7 +72,10 @@ fn fixtures_decide_as_expected() {
             problems.push("a validating answer carries a patch".to_string());
         }
         if response.allowed != expect["allowed"].as_bool().unwrap() {
-            problems.push(format!("allowed {} (denial {:?})", response.allowed, decision.denial));
+            problems.push(format!(
+                "allowed {} (denial {:?})",
+                response.allowed, decision.denial
+            ));
         }
         if let Some(status) = &response.status {
             if Some(u64::from(status.code)) != expect["code"].as_u64() {
@@ -89,7 +92,10 @@ fn fixtures_decide_as_expected() {
             if let Some(prefix) = expect["messageStartsWith"].as_str()
                 && !status.message.starts_with(prefix)
             {
-                problems.push(format!("message {:?} does not start with {prefix:?}", status.message));
+                problems.push(format!(
+                    "message {:?} does not start with {prefix:?}",
+                    status.message
+                ));
             }
         }
         let writes: Vec<Value> = decision.writes.iter().map(write_json).collect();
@@ -117,10 +123,16 @@ fn fixtures_decide_as_expected() {
             failures.push(format!("{name}: {}", problems.join("; ")));
         }
     }
-    assert!(failures.is_empty(), "{} failing fixtures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failing fixtures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
-const MESSAGE: &str = "podunavailablebudget.policy.kruise.io \"web-pub\" is forbidden: pub unavailable allowed is negative";
+const MESSAGE: &str =
+    "podunavailablebudget.policy.kruise.io \"web-pub\" is forbidden: pub unavailable allowed is negative";
 
 fn budget(allowed: i32) -> Value {
     json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
@@ -140,10 +152,12 @@ fn ready_pod(name: &str) -> Value {
 }
 
 fn delete_request(pod: &Value) -> AdmissionRequest {
-    serde_json::from_value(json!({"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+    serde_json::from_value(
+        json!({"uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
         "resource": {"group": "", "version": "v1", "resource": "pods"},
         "name": pod["metadata"]["name"], "namespace": "shop", "operation": "DELETE", "oldObject": pod,
-        "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}}))
+        "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}}),
+    )
     .unwrap()
 }
 
@@ -152,10 +166,12 @@ fn eviction_request(name: &str, body_dry_run: bool) -> AdmissionRequest {
     if body_dry_run {
         body["deleteOptions"] = json!({"dryRun": ["All"]});
     }
-    serde_json::from_value(json!({"uid": format!("u-{name}"), "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
+    serde_json::from_value(
+        json!({"uid": format!("u-{name}"), "kind": {"group": "policy", "version": "v1", "kind": "Eviction"},
         "resource": {"group": "", "version": "v1", "resource": "pods"}, "subResource": "eviction",
         "name": name, "namespace": "shop", "operation": "CREATE", "object": body,
-        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}}))
+        "options": {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}}),
+    )
     .unwrap()
 }
 
@@ -189,15 +205,24 @@ fn deletions_spend_the_budget_one_by_one_then_are_denied() {
     let status = pub_status(&view);
     assert_eq!(status["unavailableAllowed"], 0);
     assert_eq!(status["disruptedPods"], json!({"web-0": NOW, "web-1": NOW}));
-    assert_eq!(status["desiredAvailable"], 7, "fields the webhook does not own are kept");
+    assert_eq!(
+        status["desiredAvailable"], 7,
+        "fields the webhook does not own are kept"
+    );
 
     let denied = decide(&view, &delete_request(&pods[2]));
     let denial = denied.denial.expect("third deletion must be denied");
-    assert_eq!((denial.code, denial.reason.as_str(), denial.message.as_str()), (403, "Forbidden", MESSAGE));
+    assert_eq!(
+        (denial.code, denial.reason.as_str(), denial.message.as_str()),
+        (403, "Forbidden", MESSAGE)
+    );
     assert!(denied.writes.is_empty());
     let evicted = decide(&view, &eviction_request("web-2", false));
     let denial = evicted.denial.expect("eviction must be denied too");
-    assert_eq!((denial.code, denial.reason.as_str(), denial.message.as_str()), (429, "TooManyRequests", MESSAGE));
+    assert_eq!(
+        (denial.code, denial.reason.as_str(), denial.message.as_str()),
+        (429, "TooManyRequests", MESSAGE)
+    );
 }
 
 #[test]
@@ -218,7 +243,11 @@ fn dry_runs_consume_nothing() {
     ] {
         let decision = decide(&view, &request);
         assert!(decision.allowed(), "{what}: {decision:?}");
-        assert!(decision.writes.is_empty(), "{what} must not write: {:?}", decision.writes);
+        assert!(
+            decision.writes.is_empty(),
+            "{what} must not write: {:?}",
+            decision.writes
+        );
     }
     assert_eq!(pub_status(&view), before);
     // The same eviction without dry run does spend: the tests above guard the flag, not a broken budget.
@@ -228,10 +257,13 @@ fn dry_runs_consume_nothing() {
 #[test]
 fn too_many_unconfirmed_records_deny() {
     let mut pub_ = budget(5);
-    let records: serde_json::Map<String, Value> = (0..2001).map(|i| (format!("old-{i}"), json!(NOW))).collect();
+    let records: serde_json::Map<String, Value> =
+        (0..2001).map(|i| (format!("old-{i}"), json!(NOW))).collect();
     pub_["status"]["disruptedPods"] = Value::Object(records);
     let view = view_of(&json!([pub_]));
-    let denial = decide(&view, &delete_request(&ready_pod("web-0"))).denial.unwrap();
+    let denial = decide(&view, &delete_request(&ready_pod("web-0")))
+        .denial
+        .unwrap();
     assert_eq!(denial.code, 403);
     assert_eq!(
         denial.message,
@@ -239,7 +271,8 @@ fn too_many_unconfirmed_records_deny() {
     );
     // 2000 records is still fine.
     let mut pub_ = budget(5);
-    let records: serde_json::Map<String, Value> = (0..2000).map(|i| (format!("old-{i}"), json!(NOW))).collect();
+    let records: serde_json::Map<String, Value> =
+        (0..2000).map(|i| (format!("old-{i}"), json!(NOW))).collect();
     pub_["status"]["disruptedPods"] = Value::Object(records);
     assert!(decide(&view_of(&json!([pub_])), &delete_request(&ready_pod("web-0"))).allowed());
 }
@@ -249,9 +282,15 @@ fn a_stale_decision_conflicts_and_the_retry_sees_the_new_budget() {
     let mut view = view_of(&json!([budget(1), ready_pod("web-0"), ready_pod("web-1")]));
     let first = decide(&view, &delete_request(&ready_pod("web-0")));
     let second = decide(&view, &delete_request(&ready_pod("web-1")));
-    assert!(first.allowed() && second.allowed(), "both decided against the same snapshot");
+    assert!(
+        first.allowed() && second.allowed(),
+        "both decided against the same snapshot"
+    );
     view.apply_status(&first.writes[0]).unwrap();
-    assert!(view.apply_status(&second.writes[0]).is_err(), "the stale write must conflict");
+    assert!(
+        view.apply_status(&second.writes[0]).is_err(),
+        "the stale write must conflict"
+    );
     let retried = decide(&view, &delete_request(&ready_pod("web-1")));
     assert_eq!(retried.denial.map(|d| d.message), Some(MESSAGE.to_string()));
 }
@@ -260,11 +299,19 @@ fn a_stale_decision_conflicts_and_the_retry_sees_the_new_budget() {
 fn timestamps_are_the_injected_time_at_second_precision() {
     let view = view_of(&json!([budget(1)]));
     let at: Timestamp = "2024-05-01T10:00:00.987654Z".parse().unwrap();
-    let decision = pod_validate::validate_at(&delete_request(&ready_pod("web-0")), &view, &Settings::default(), at);
+    let decision = pod_validate::validate_at(
+        &delete_request(&ready_pod("web-0")),
+        &view,
+        &Settings::default(),
+        at,
+    );
     assert_eq!(decision.writes[0].status["disruptedPods"]["web-0"], NOW);
     // `validate` stamps the real time.
     let decision = pod_validate::validate(&delete_request(&ready_pod("web-0")), &view, &Settings::default());
-    let stamp = decision.writes[0].status["disruptedPods"]["web-0"].as_str().unwrap().to_string();
+    let stamp = decision.writes[0].status["disruptedPods"]["web-0"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let stamp: Timestamp = stamp.parse().unwrap();
     assert!((Timestamp::now().as_second() - stamp.as_second()).abs() < 60);
 }
@@ -288,7 +335,12 @@ fn a_v1alpha1_budget_protects_the_operations_of_its_annotation() {
     pub_["metadata"]["annotations"] = json!({"kruise.io/pub-protect-operations": "EVICT, UPDATE"});
     let view = view_of(&json!([pub_, ready_pod("web-0")]));
     assert!(decide(&view, &delete_request(&ready_pod("web-0"))).allowed());
-    assert_eq!(decide(&view, &eviction_request("web-0", false)).denial.map(|d| d.code), Some(429));
+    assert_eq!(
+        decide(&view, &eviction_request("web-0", false))
+            .denial
+            .map(|d| d.code),
+        Some(429)
+    );
 }
 
 #[test]

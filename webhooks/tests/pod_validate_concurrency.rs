@@ -17,15 +17,18 @@ use serde_json::{Value, json};
 
 const PODS: usize = 100;
 const BUDGET: i32 = 3;
-const MESSAGE: &str = "podunavailablebudget.policy.kruise.io \"web-pub\" is forbidden: pub unavailable allowed is negative";
+const MESSAGE: &str =
+    "podunavailablebudget.policy.kruise.io \"web-pub\" is forbidden: pub unavailable allowed is negative";
 
 fn cluster() -> MemoryView {
     let mut view = MemoryView::default();
-    view.add(json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+    view.add(
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
         "metadata": {"name": "web-pub", "namespace": "shop", "resourceVersion": "1"},
         "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": BUDGET},
         "status": {"unavailableAllowed": BUDGET, "desiredAvailable": PODS as i32 - BUDGET,
-            "currentAvailable": PODS, "totalReplicas": PODS}}))
+            "currentAvailable": PODS, "totalReplicas": PODS}}),
+    )
     .unwrap();
     for i in 0..PODS {
         view.add(json!({"apiVersion": "v1", "kind": "Pod",
@@ -35,7 +38,7 @@ fn cluster() -> MemoryView {
             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                 "containerStatuses": [{"name": "app", "image": "nginx:1.0", "imageID": "nginx@sha256:1",
                     "ready": true, "restartCount": 0}]}}))
-        .unwrap();
+            .unwrap();
     }
     view
 }
@@ -127,12 +130,20 @@ fn a_hundred_concurrent_evictions_against_a_budget_of_three() {
     }
     assert_eq!(results.len() - allowed.len(), PODS - BUDGET as usize);
     assert_eq!(status["unavailableAllowed"], 0);
-    let recorded: Vec<String> = status["disruptedPods"].as_object().unwrap().keys().cloned().collect();
+    let recorded: Vec<String> = status["disruptedPods"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
     let mut expected = allowed.clone();
     expected.sort();
     assert_eq!(recorded, expected, "exactly the allowed pods are recorded");
     assert_eq!(status["unavailablePods"], json!({}));
-    eprintln!("write conflicts seen (both tests): {}", CONFLICTS.load(Ordering::Relaxed));
+    eprintln!(
+        "write conflicts seen (both tests): {}",
+        CONFLICTS.load(Ordering::Relaxed)
+    );
 }
 
 #[test]
@@ -142,7 +153,10 @@ fn exhausted_retries_deny_rather_than_overspend() {
     let allowed = results.iter().filter(|(_, d)| d.allowed()).count();
     assert!((1..=BUDGET as usize).contains(&allowed), "allowed {allowed}");
     let recorded = status["disruptedPods"].as_object().unwrap().len();
-    assert_eq!(recorded, allowed, "every allowed eviction is recorded, nothing more");
+    assert_eq!(
+        recorded, allowed,
+        "every allowed eviction is recorded, nothing more"
+    );
     assert_eq!(status["unavailableAllowed"], BUDGET as i64 - allowed as i64);
     for (i, d) in results.iter().filter(|(_, d)| !d.allowed()) {
         assert_eq!(d.denial.as_ref().unwrap().code, 429, "web-{i}");

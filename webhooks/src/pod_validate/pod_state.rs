@@ -63,15 +63,16 @@ fn valid_digest(digest: &str) -> bool {
         "sha512" => 128,
         _ => return false,
     };
-    hex.len() == len && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    hex.len() == len
+        && hex
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn valid_tag(tag: &str) -> bool {
     let mut bytes = tag.bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    tag.len() <= 128
-        && bytes.next().is_some_and(word)
-        && bytes.all(|b| word(b) || b == b'.' || b == b'-')
+    tag.len() <= 128 && bytes.next().is_some_and(word) && bytes.all(|b| word(b) || b == b'.' || b == b'-')
 }
 
 fn valid_name(name: &str) -> bool {
@@ -164,7 +165,11 @@ struct RuntimeContainerMetaSet {
 
 /// True when kubelet runs what the spec asks for (OpenKruise "IsPodStateConsistent").
 pub(crate) fn is_state_consistent(pod: &Pod) -> bool {
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let statuses = pod
         .status
         .as_ref()
@@ -197,11 +202,19 @@ fn sidecars_consistent(pod: &Pod) -> bool {
         .filter(|v| !v.is_empty())
         .map(|v| v.split(',').collect())
         .unwrap_or_default();
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let sidecars: BTreeSet<&str> = containers
         .iter()
         .filter(|c| {
-            c.env.iter().flatten().find(|e| e.name == SIDECAR_ENV).and_then(|e| e.value.as_deref())
+            c.env
+                .iter()
+                .flatten()
+                .find(|e| e.name == SIDECAR_ENV)
+                .and_then(|e| e.value.as_deref())
                 == Some("true")
         })
         .map(|c| c.name.as_str())
@@ -212,8 +225,7 @@ fn sidecars_consistent(pod: &Pod) -> bool {
     let Some(raw) = annotation(pod, SIDECARSET_INPLACE_STATE) else {
         return true;
     };
-    let Ok(states) = serde_json::from_str::<Option<BTreeMap<String, Option<InPlaceUpdateState>>>>(raw)
-    else {
+    let Ok(states) = serde_json::from_str::<Option<BTreeMap<String, Option<InPlaceUpdateState>>>>(raw) else {
         return false;
     };
     let mut last: BTreeMap<&str, &str> = BTreeMap::new();
@@ -258,14 +270,19 @@ fn in_place_update_completed(pod: &Pod) -> bool {
     let Ok(state) = serde_json::from_str::<InPlaceUpdateState>(raw) else {
         return false;
     };
-    let non_empty = |m: &Option<BTreeMap<String, serde_json::Value>>| m.as_ref().is_some_and(|m| !m.is_empty());
+    let non_empty =
+        |m: &Option<BTreeMap<String, serde_json::Value>>| m.as_ref().is_some_and(|m| !m.is_empty());
     if non_empty(&state.next_container_images)
         || non_empty(&state.next_container_ref_metadata)
         || non_empty(&state.next_container_resources)
     {
         return false;
     }
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let statuses = pod
         .status
         .as_ref()
@@ -338,7 +355,10 @@ mod tests {
         assert!(!is_digest("busybox:1.0"));
         assert!(parse_image("Busybox").is_none());
         assert!(images_equal(&format!("busybox@{D}"), &format!("busybox@{D}")));
-        assert!(!images_equal(&format!("busybox@{D}"), &format!("docker.io/library/busybox@{D}")));
+        assert!(!images_equal(
+            &format!("busybox@{D}"),
+            &format!("docker.io/library/busybox@{D}")
+        ));
     }
 
     #[test]
@@ -389,11 +409,28 @@ mod tests {
         assert!(is_state_consistent(&p(json!({}), "nginx:1.1", "id1")));
         let state = json!({"apps.kruise.io/inplace-update-state":
             r#"{"revision":"r","updateTimestamp":"2024-01-01T00:00:00Z","lastContainerStatuses":{"a":{"imageID":"id1"}}}"#});
-        assert!(!is_state_consistent(&p(state.clone(), "nginx:1.1", "id1")), "kubelet not done");
-        assert!(is_state_consistent(&p(state.clone(), "nginx:1.1", "id2")), "imageID changed");
-        assert!(is_state_consistent(&p(state, "nginx:1.2", "id1")), "status image is the spec image");
-        assert!(!is_state_consistent(&p(json!({"apps.kruise.io/inplace-update-grace": "{}"}), "nginx:1.2", "id")));
-        assert!(!is_state_consistent(&p(json!({"inplace-update-state": "{bad"}), "nginx:1.2", "id")));
+        assert!(
+            !is_state_consistent(&p(state.clone(), "nginx:1.1", "id1")),
+            "kubelet not done"
+        );
+        assert!(
+            is_state_consistent(&p(state.clone(), "nginx:1.1", "id2")),
+            "imageID changed"
+        );
+        assert!(
+            is_state_consistent(&p(state, "nginx:1.2", "id1")),
+            "status image is the spec image"
+        );
+        assert!(!is_state_consistent(&p(
+            json!({"apps.kruise.io/inplace-update-grace": "{}"}),
+            "nginx:1.2",
+            "id"
+        )));
+        assert!(!is_state_consistent(&p(
+            json!({"inplace-update-state": "{bad"}),
+            "nginx:1.2",
+            "id"
+        )));
         let next = json!({"apps.kruise.io/inplace-update-state":
             r#"{"revision":"r","lastContainerStatuses":{},"nextContainerImages":{"b":"x:1"}}"#});
         assert!(!is_state_consistent(&p(next, "nginx:1.2", "id")));

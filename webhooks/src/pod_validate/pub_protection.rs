@@ -94,7 +94,11 @@ fn is_protected(pub_: &PodUnavailableBudget, operation: PodOperation) -> bool {
             .as_ref()
             .and_then(|a| a.get(PUB_PROTECT_OPERATION_ANNOTATION))
     {
-        ops = value.split(',').filter(|s| !s.is_empty()).map(String::from).collect();
+        ops = value
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
     }
     if ops.is_empty() {
         ops = [PubOperation::Delete, PubOperation::Update, PubOperation::Evict]
@@ -144,8 +148,11 @@ pub fn check(
     else {
         return Ok(Outcome::Skipped(Skip::PubNotFound));
     };
-    let ignored = selects_non_empty(pub_.spec.ignored_pod_selector.as_ref(), &pod.metadata.labels.as_ref())
-        .map_err(|e| e.to_string())?;
+    let ignored = selects_non_empty(
+        pub_.spec.ignored_pod_selector.as_ref(),
+        &pod.metadata.labels.as_ref(),
+    )
+    .map_err(|e| e.to_string())?;
     if ignored {
         return Ok(Outcome::Skipped(Skip::IgnoredBySelector));
     }
@@ -186,7 +193,9 @@ pub fn check(
     let unavailable = status.unavailable_pods.get_or_insert_with(BTreeMap::new);
     match operation {
         PodOperation::Update => unavailable.insert(pod_name, stamp),
-        PodOperation::Delete | PodOperation::Evict | PodOperation::Resize => disrupted.insert(pod_name, stamp),
+        PodOperation::Delete | PodOperation::Evict | PodOperation::Resize => {
+            disrupted.insert(pod_name, stamp)
+        }
     };
     let status = serde_json::to_value(&status).map_err(|e| e.to_string())?;
     Ok(Outcome::Spent {

@@ -45,7 +45,10 @@ fn is_static(pod: &Pod) -> bool {
 }
 
 fn containers(pod: &Pod) -> &[Container] {
-    pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default()
+    pod.spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default()
 }
 
 type Resources = BTreeMap<String, Quantity>;
@@ -145,7 +148,10 @@ fn qos_class(pod: &Pod) -> Qos {
     if requests_sum.is_empty() && limits_sum.is_empty() {
         return Qos::BestEffort;
     }
-    if guaranteed && requests_sum.iter().all(|(n, r)| limits_sum.get(n) == Some(r)) && requests_sum.len() == limits_sum.len() {
+    if guaranteed
+        && requests_sum.iter().all(|(n, r)| limits_sum.get(n) == Some(r))
+        && requests_sum.len() == limits_sum.len()
+    {
         return Qos::Guaranteed;
     }
     Qos::Burstable
@@ -203,7 +209,11 @@ pub(crate) fn parse_quantity(s: &str) -> Option<i128> {
     if digits.len() > 30 {
         return None;
     }
-    let mut value: i128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    let mut value: i128 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
     value = value.checked_mul(1i128.checked_shl(exp2)?)?;
     let exp = exp10 + 9;
     if exp >= 0 {
@@ -221,7 +231,8 @@ mod tests {
     use serde_json::json;
 
     fn pod(containers: serde_json::Value) -> Pod {
-        serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {"containers": containers}})).unwrap()
+        serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": {"containers": containers}}))
+            .unwrap()
     }
 
     #[test]
@@ -241,10 +252,16 @@ mod tests {
         };
         assert_eq!(qos_class(&pod(json!([{"name": "a"}]))), Qos::BestEffort);
         assert_eq!(
-            qos_class(&c(json!({"cpu": "1", "memory": "1Gi"}), json!({"cpu": "1000m", "memory": "1Gi"}))),
+            qos_class(&c(
+                json!({"cpu": "1", "memory": "1Gi"}),
+                json!({"cpu": "1000m", "memory": "1Gi"})
+            )),
             Qos::Guaranteed
         );
-        assert_eq!(qos_class(&c(json!({"cpu": "1"}), json!({"cpu": "2", "memory": "1Gi"}))), Qos::Burstable);
+        assert_eq!(
+            qos_class(&c(json!({"cpu": "1"}), json!({"cpu": "2", "memory": "1Gi"}))),
+            Qos::Burstable
+        );
     }
 
     #[test]
@@ -261,8 +278,14 @@ mod tests {
         let old = c("1", "NotRequired", json!(null));
         assert!(can_resize_in_place(&old, &c("2", "NotRequired", json!(null))));
         let restart = c("1", "RestartContainer", json!(null));
-        assert!(!can_resize_in_place(&restart, &c("2", "RestartContainer", json!(null))));
-        assert!(!can_resize_in_place(&old, &c("1", "NotRequired", json!("1Gi"))), "not cpu/memory");
+        assert!(!can_resize_in_place(
+            &restart,
+            &c("2", "RestartContainer", json!(null))
+        ));
+        assert!(
+            !can_resize_in_place(&old, &c("1", "NotRequired", json!("1Gi"))),
+            "not cpu/memory"
+        );
         let mut image = c("2", "NotRequired", json!(null));
         image.spec.as_mut().unwrap().containers[0].image = Some("x:2".into());
         assert!(!can_resize_in_place(&old, &image));
@@ -270,7 +293,8 @@ mod tests {
         let mut labelled = old.clone();
         labelled.metadata.labels = Some([("a".to_string(), "b".to_string())].into());
         assert!(!may_cause_unavailability(&old, &labelled));
-        labelled.metadata.labels = Some([("unavailable-pod.kruise.io/x".to_string(), "b".to_string())].into());
+        labelled.metadata.labels =
+            Some([("unavailable-pod.kruise.io/x".to_string(), "b".to_string())].into());
         assert!(may_cause_unavailability(&old, &labelled));
         assert!(!can_resize_in_place(&old, &labelled));
     }

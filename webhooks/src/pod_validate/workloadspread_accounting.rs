@@ -8,7 +8,9 @@ use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
-use kruise_api::apps_v1beta1::{MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadSubsetStatus};
+use kruise_api::apps_v1beta1::{
+    MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadSubsetStatus,
+};
 use serde_json::Value;
 
 use super::pod_state::annotation;
@@ -31,10 +33,17 @@ fn matched(pod: &Pod) -> Option<(String, String)> {
     let mut name = String::new();
     let mut subset = String::new();
     let field = |wanted: &str| {
-        map.get(wanted)
-            .or_else(|| map.iter().find(|(k, _)| k.eq_ignore_ascii_case(wanted)).map(|(_, v)| v))
+        map.get(wanted).or_else(|| {
+            map.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(wanted))
+                .map(|(_, v)| v)
+        })
     };
-    for (key, slot) in [("name", &mut name), ("subset", &mut subset), ("uid", &mut String::new())] {
+    for (key, slot) in [
+        ("name", &mut name),
+        ("subset", &mut subset),
+        ("uid", &mut String::new()),
+    ] {
         match field(key) {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => *slot = s.clone(),
@@ -60,7 +69,8 @@ fn controller_kind(pod: &Pod) -> Option<&str> {
 
 /// The pod's version key in `status.versionedSubsetStatuses`.
 pub fn pod_version(pod: &Pod) -> String {
-    let versioned = controller_kind(pod).is_some_and(|k| VERSIONED_KINDS.contains(&k.to_lowercase().as_str()));
+    let versioned =
+        controller_kind(pod).is_some_and(|k| VERSIONED_KINDS.contains(&k.to_lowercase().as_str()));
     if !versioned {
         return VERSION_IGNORED.into();
     }
@@ -122,7 +132,12 @@ fn workload_replicas(ws: &WorkloadSpread, namespace: &str, view: &impl ClusterVi
     let Some(target) = &ws.spec.target_reference else {
         return Ok(0);
     };
-    if !ws.spec.subsets.iter().any(|s| s.max_replicas.as_ref().is_some_and(is_percent)) {
+    if !ws
+        .spec
+        .subsets
+        .iter()
+        .any(|s| s.max_replicas.as_ref().is_some_and(is_percent))
+    {
         return Ok(0);
     }
     let name = target.name.as_str();
@@ -157,7 +172,8 @@ fn workload_replicas(ws: &WorkloadSpread, namespace: &str, view: &impl ClusterVi
             }),
         (api_version, kind) => {
             let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-            view.object(group, kind, namespace, name).map(|o| ((*o).clone(), 0))
+            view.object(group, kind, namespace, name)
+                .map(|o| ((*o).clone(), 0))
         }
     };
     let Some((object, replicas)) = object else {
@@ -172,7 +188,9 @@ fn workload_replicas(ws: &WorkloadSpread, namespace: &str, view: &impl ClusterVi
     if paths.is_empty() {
         return Ok(replicas);
     }
-    paths.iter().try_fold(0i32, |sum, p| Ok(sum.wrapping_add(replicas_at(&object, p)?)))
+    paths
+        .iter()
+        .try_fold(0i32, |sum, p| Ok(sum.wrapping_add(replicas_at(&object, p)?)))
 }
 
 fn has_key(m: &Option<BTreeMap<String, Time>>, key: &str) -> bool {
@@ -247,7 +265,10 @@ pub fn account(
         return Ok(None);
     }
     let stamp = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
-    subset.deleting_pods.get_or_insert_with(BTreeMap::new).insert(pod_name, stamp);
+    subset
+        .deleting_pods
+        .get_or_insert_with(BTreeMap::new)
+        .insert(pod_name, stamp);
     if subset.missing_replicas >= 0 {
         subset.missing_replicas += 1;
     }
@@ -282,8 +303,14 @@ mod tests {
 
     #[test]
     fn the_annotation_decodes_like_go() {
-        assert_eq!(matched(&pod(r#"{"name":"ws","subset":"a"}"#)), Some(("ws".into(), "a".into())));
-        assert_eq!(matched(&pod(r#"{"Name":"ws","SUBSET":"a"}"#)), Some(("ws".into(), "a".into())));
+        assert_eq!(
+            matched(&pod(r#"{"name":"ws","subset":"a"}"#)),
+            Some(("ws".into(), "a".into()))
+        );
+        assert_eq!(
+            matched(&pod(r#"{"Name":"ws","SUBSET":"a"}"#)),
+            Some(("ws".into(), "a".into()))
+        );
         assert_eq!(matched(&pod("null")), None);
         assert_eq!(matched(&pod("{bad")), None);
         assert_eq!(matched(&pod(r#"{"name":5}"#)), None);
@@ -309,15 +336,26 @@ mod tests {
     #[test]
     fn versions() {
         let p = |owner: &str, labels: serde_json::Value| -> Pod {
-            serde_json::from_value(json!({"metadata": {"name": "p", "labels": labels, "ownerReferences": [
-                {"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u", "controller": true}]}}))
+            serde_json::from_value(
+                json!({"metadata": {"name": "p", "labels": labels, "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u", "controller": true}]}}),
+            )
             .unwrap()
         };
-        assert_eq!(pod_version(&p("ReplicaSet", json!({"pod-template-hash": "abc"}))), "abc");
         assert_eq!(
-            pod_version(&p("ReplicaSet", json!({"controller-revision-hash": "web-5474f59575"}))),
+            pod_version(&p("ReplicaSet", json!({"pod-template-hash": "abc"}))),
+            "abc"
+        );
+        assert_eq!(
+            pod_version(&p(
+                "ReplicaSet",
+                json!({"controller-revision-hash": "web-5474f59575"})
+            )),
             "5474f59575"
         );
-        assert_eq!(pod_version(&p("CloneSet", json!({"pod-template-hash": "abc"}))), VERSION_IGNORED);
+        assert_eq!(
+            pod_version(&p("CloneSet", json!({"pod-template-hash": "abc"}))),
+            VERSION_IGNORED
+        );
     }
 }
