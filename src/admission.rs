@@ -5,7 +5,7 @@
 use std::{sync::RwLock, time::Instant};
 
 use kruise_webhooks::{
-    Decision, MemoryView, Settings, StatusWrite, Webhook, WriteTarget,
+    Decision, MemoryView, Settings, StatusWrite, Webhook,
     review::{AdmissionRequest, Review, ReviewError, ReviewResponse},
 };
 
@@ -99,6 +99,7 @@ impl Admission {
         webhook: Webhook,
         request: &AdmissionRequest,
     ) -> Decision {
+        let mut conflicted = None;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let decision = webhook.handle(request, cache, &self.settings);
             if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
@@ -106,27 +107,23 @@ impl Admission {
             }
             match write_all(cache, &decision.writes).await {
                 Ok(()) => return decision,
-                Err((WriteError::Conflict { .. }, target)) => {
-                    if let Err(e) = cache.refresh(&target).await {
-                        return Decision::deny(
-                            500,
-                            "InternalError",
-                            format!(
-                                "cannot re-read {} {}/{}: {e}",
-                                target.kind, target.namespace, target.name
-                            ),
-                        );
+                Err((WriteError::Conflict { .. }, write)) => {
+                    if let Err(e) = cache.refresh(&write.target).await {
+                        let t = &write.target;
+                        let message = format!("cannot re-read {} {}/{}: {e}", t.kind, t.namespace, t.name);
+                        return Decision::deny(500, "InternalError", message);
                     }
+                    conflicted = Some(write);
                 }
                 Err((e, _)) => {
                     return Decision::deny(500, "InternalError", format!("cannot record the decision: {e}"));
                 }
             }
         }
-        Decision::deny(
-            429,
-            "TooManyRequests",
-            "the budget this request needs is being changed by many requests at once; retry",
+        // Still contended: refuse (429, so clients retry) rather than proceed unprotected.
+        conflicted.map_or_else(
+            || Decision::deny(429, "TooManyRequests", "too many concurrent updates; retry"),
+            |write| kruise_webhooks::pod_validate::conflict_denial(&write),
         )
     }
 }
@@ -135,11 +132,11 @@ impl Admission {
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
 
 /// Writes every status, in order, remembering what the API server stored.
-async fn write_all(cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), (WriteError, WriteTarget)> {
+async fn write_all(cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), (WriteError, StatusWrite)> {
     for write in writes {
         let stored = write_status(cache.client(), write)
             .await
-            .map_err(|e| (e, write.target.clone()))?;
+            .map_err(|e| (e, write.clone()))?;
         cache.remember(&stored);
     }
     Ok(())

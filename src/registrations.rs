@@ -60,6 +60,33 @@ const fn protection(name: &'static str, webhook: Webhook, rules: &'static [Rule]
 
 /// Every registration, mutating ones first, in OpenKruise's order.
 pub const REGISTRATIONS: &[Registration] = &[
+    // PodUnavailableBudget protection and WorkloadSpread accounting: they write status, never in dry run.
+    Registration {
+        name: "vpod.kb.io",
+        webhook: Webhook::ValidatePod,
+        rules: &[Rule {
+            group: "",
+            versions: &["v1"],
+            resource: "pods",
+            operations: &["UPDATE", "DELETE"],
+        }],
+        only_delete_protected: false,
+        side_effects: "NoneOnDryRun",
+        failure_policy: "Fail",
+    },
+    Registration {
+        name: "vpodeviction.kb.io",
+        webhook: Webhook::ValidatePod,
+        rules: &[Rule {
+            group: "",
+            versions: &["v1"],
+            resource: "pods/eviction",
+            operations: &["CREATE"],
+        }],
+        only_delete_protected: false,
+        side_effects: "NoneOnDryRun",
+        failure_policy: "Fail",
+    },
     protection(
         "vnamespace.kb.io",
         Webhook::ValidateNamespace,

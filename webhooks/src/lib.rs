@@ -8,8 +8,11 @@
 pub mod convert;
 pub mod decision;
 pub mod deletion_protection;
+pub mod owner;
 pub mod patch;
+pub mod pod_validate;
 pub mod review;
+pub mod selector;
 pub mod table;
 pub mod view;
 

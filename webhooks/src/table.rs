@@ -28,6 +28,7 @@ impl Default for Settings {
 /// An admission webhook served by kruise-rs, named after its OpenKruise path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Webhook {
+    ValidatePod,
     ValidateNamespace,
     ValidateCustomResourceDefinition,
     ValidateDeployment,
@@ -43,6 +44,7 @@ pub enum Webhook {
 impl Webhook {
     /// Every webhook, in the order of OpenKruise's configurations.
     pub const ALL: &'static [Webhook] = &[
+        Webhook::ValidatePod,
         Webhook::ValidateNamespace,
         Webhook::ValidateCustomResourceDefinition,
         Webhook::ValidateDeployment,
@@ -58,6 +60,7 @@ impl Webhook {
     /// The URL path, exactly as OpenKruise names it.
     pub fn path(self) -> &'static str {
         match self {
+            Webhook::ValidatePod => "/validate-pod",
             Webhook::ValidateNamespace => "/validate-namespace",
             Webhook::ValidateCustomResourceDefinition => "/validate-customresourcedefinition",
             Webhook::ValidateDeployment => "/validate-apps-deployment",
@@ -94,6 +97,7 @@ impl Webhook {
         settings: &Settings,
     ) -> Decision {
         match self {
+            Webhook::ValidatePod => crate::pod_validate::validate(request, view, settings),
             Webhook::ValidateNamespace
             | Webhook::ValidateCustomResourceDefinition
             | Webhook::ValidateDeployment
