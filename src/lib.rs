@@ -6,6 +6,7 @@ pub mod admit;
 pub mod certificates;
 pub mod cli;
 pub mod cluster;
+pub mod controllers;
 pub mod logging;
 pub mod objects;
 pub mod registrations;

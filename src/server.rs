@@ -21,7 +21,7 @@ use crate::{
     certificates::{CertManager, CertStore},
     cli::{CertMode, ServeArgs},
     cluster::{CaBundlePublisher, CertSecret, ClusterCache, LeaderElector},
-    objects,
+    controllers, objects,
 };
 use health::Readiness;
 use metrics::Metrics;
@@ -177,18 +177,26 @@ async fn cluster_state(
         .await
         .context("no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone")?;
     let cache = ClusterCache::start(&client);
+    let identity = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("kruise-{}", std::process::id()));
+    let leading = LeaderElector::new(client.clone(), &args.namespace, "kruise-rs-leader", &identity).spawn();
     let synced = cache.clone();
     let ready = readiness.clone();
+    let controller_client = client.clone();
     tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {
             tracing::info!("cluster caches synced");
             ready.set_caches_synced();
+            // Controllers decide from the caches, so they start (on the leader) only once those are
+            // complete: an empty cache would read as "no pods" and prune PUB records.
+            let context = controllers::Context {
+                client: controller_client,
+                view: Arc::new(synced),
+            };
+            controllers::spawn(context, leading);
         }
     });
-    let identity = std::env::var("POD_NAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| format!("kruise-{}", std::process::id()));
-    let _leading = LeaderElector::new(client.clone(), &args.namespace, "kruise-rs-leader", &identity).spawn();
     let store = match args.cert_mode {
         CertMode::SelfSigned => {
             let crd_names = kruise_api::crds()

@@ -1,0 +1,112 @@
+//! The thin controllers, run only by the leader replica:
+//!
+//! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
+//! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
+//! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
+//! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
+//!
+//! Each controller's decision is a pure `plan` function of the object, the related objects and the time;
+//! the kube-runtime loop around it only gathers inputs and writes. Status writes carry the
+//! resourceVersion they were computed from (the admission webhooks write the same status documents);
+//! a conflict means re-read and decide again, never overwrite.
+//!
+//! Related objects are read from the cluster cache the webhooks already keep ([`ControllerView`]), so a
+//! controller adds a trigger watch, not another copy of every pod.
+
+pub mod launch_priority;
+pub mod pod_readiness;
+pub mod pods;
+pub mod pub_status;
+pub mod workload_spread;
+pub mod workloads;
+
+use std::{sync::Arc, time::Duration};
+
+use kruise_webhooks::{ClusterView, MemoryView};
+use serde_json::Value;
+use tokio::{sync::watch, task::JoinSet};
+
+use crate::cluster::ClusterCache;
+
+/// The cluster state controllers read: the webhooks' view, plus a way to hand back objects we just
+/// wrote so the webhooks decide from them before the watch delivers them.
+pub trait ControllerView: ClusterView + Send + Sync + 'static {
+    /// Remembers an object as the API server returned it after our write.
+    fn remember(&self, _object: &Value) {}
+}
+
+impl ControllerView for ClusterCache {
+    fn remember(&self, object: &Value) {
+        ClusterCache::remember(self, object);
+    }
+}
+
+impl ControllerView for MemoryView {}
+
+/// What every controller loop gets.
+#[derive(Clone)]
+pub struct Context {
+    pub client: kube::Client,
+    pub view: Arc<dyn ControllerView>,
+}
+
+/// Errors of one reconcile; the error policy requeues with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("API request failed: {0}")]
+    Api(#[source] Box<kube::Error>),
+    #[error("{0}")]
+    Write(#[source] Box<crate::cluster::status_writes::WriteError>),
+    #[error("{kind} {namespace}/{name} kept changing under us; will retry")]
+    Conflict {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+    },
+    #[error("invalid {what}: {message}")]
+    Invalid { what: &'static str, message: String },
+}
+
+impl From<kube::Error> for Error {
+    fn from(e: kube::Error) -> Self {
+        Error::Api(Box::new(e))
+    }
+}
+
+/// How long a failed reconcile waits before the next attempt.
+pub const ERROR_REQUEUE: Duration = Duration::from_secs(5);
+
+/// Runs the controllers while `leading` reads true: starts them when it turns true, aborts them when it
+/// turns false (or when the sender is gone). Webhook serving is unaffected.
+pub fn spawn(context: Context, mut leading: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut running: Option<JoinSet<()>> = None;
+        loop {
+            let lead = *leading.borrow_and_update();
+            if lead && running.is_none() {
+                tracing::info!("leading: starting controllers");
+                running = Some(start_all(&context));
+            } else if !lead && let Some(mut set) = running.take() {
+                tracing::info!("not leading: stopping controllers");
+                set.abort_all();
+                while set.join_next().await.is_some() {}
+            }
+            if leading.changed().await.is_err() {
+                break;
+            }
+        }
+        if let Some(mut set) = running.take() {
+            set.abort_all();
+            while set.join_next().await.is_some() {}
+        }
+    })
+}
+
+/// Starts every controller; dropping or aborting the set stops them.
+pub fn start_all(context: &Context) -> JoinSet<()> {
+    let mut set = JoinSet::new();
+    set.spawn(pods::run(context.clone()));
+    set.spawn(pub_status::run(context.clone()));
+    set.spawn(workload_spread::run(context.clone()));
+    set
+}

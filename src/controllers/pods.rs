@@ -1,0 +1,207 @@
+//! Pod helpers shared by the controllers, and the one kube-runtime loop over pods that runs the
+//! per-pod passes ([`super::pod_readiness`], [`super::launch_priority`]) — one pod watch for both.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use futures::StreamExt as _;
+use k8s_openapi::{
+    api::core::v1::{ConfigMap, Pod},
+    apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
+    jiff::Timestamp,
+};
+use kube::{
+    Api, ResourceExt as _,
+    api::{Patch, PatchParams, PostParams},
+    core::{Selector, SelectorExt as _},
+    runtime::{Controller, controller::Action, watcher},
+};
+use serde_json::json;
+
+use super::{Context, ERROR_REQUEUE, Error, launch_priority, pod_readiness};
+
+/// Not Succeeded, not Failed, not being deleted (Kubernetes' `IsPodActive`).
+pub fn is_active(pod: &Pod) -> bool {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
+}
+
+/// Running, Ready=True and not being deleted.
+pub fn is_running_and_ready(pod: &Pod) -> bool {
+    let Some(status) = pod.status.as_ref() else {
+        return false;
+    };
+    status.phase.as_deref() == Some("Running")
+        && pod.metadata.deletion_timestamp.is_none()
+        && status
+            .conditions
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// The controller owner reference of an object.
+pub fn controller_of(owners: Option<&Vec<OwnerReference>>) -> Option<&OwnerReference> {
+    owners?.iter().find(|o| o.controller == Some(true))
+}
+
+/// Whether `selector` selects `labels`; an invalid selector selects nothing.
+pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    Selector::try_from(selector.clone()).is_ok_and(|s| s.matches(labels))
+}
+
+/// The pod's annotation `key`.
+pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+}
+
+/// Runs the per-pod passes over every pod until aborted.
+pub async fn run(context: Context) {
+    let pods: Api<Pod> = Api::all(context.client.clone());
+    Controller::new(pods, watcher::Config::default().any_semantic())
+        .with_config(kube::runtime::controller::Config::default().concurrency(4))
+        .run(reconcile, error_policy, Arc::new(context))
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "pod pass");
+            }
+        })
+        .await;
+}
+
+fn error_policy(pod: Arc<Pod>, error: &Error, _: Arc<Context>) -> Action {
+    tracing::warn!(pod = %pod.name_any(), namespace = pod.namespace().unwrap_or_default(), %error,
+        "pod pass failed; retrying");
+    Action::requeue(ERROR_REQUEUE)
+}
+
+async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, Error> {
+    let namespace = pod.namespace().unwrap_or_default();
+    let name = pod.name_any();
+    let api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+    if let Some(patch) = pod_readiness::plan(&pod, Timestamp::now()) {
+        match api
+            .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+            .await
+        {
+            Ok(_) => tracing::info!(pod = %name, %namespace, "KruisePodReady initialised"),
+            // Changed meanwhile (perhaps by another writer of the condition): the watch brings the new
+            // version and the next pass decides again.
+            Err(kube::Error::Api(s)) if s.is_conflict() || s.is_not_found() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if launch_priority::wanted(&pod) {
+        return launch_barrier(&pod, &context, &namespace, &name).await;
+    }
+    Ok(Action::await_change())
+}
+
+async fn launch_barrier(pod: &Pod, context: &Context, namespace: &str, name: &str) -> Result<Action, Error> {
+    let maps: Api<ConfigMap> = Api::namespaced(context.client.clone(), namespace);
+    let pods: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
+    let barrier_name = launch_priority::barrier_name(name);
+    let mut barrier = maps.get_opt(&barrier_name).await?;
+    // At most two rounds: create the barrier, then act on it.
+    for _ in 0..2 {
+        let steps = launch_priority::plan(pod, barrier.as_ref());
+        let mut created = None;
+        for step in steps {
+            match step {
+                launch_priority::Step::CreateBarrier(cm) => {
+                    created = Some(match maps.create(&PostParams::default(), &cm).await {
+                        Ok(cm) => cm,
+                        Err(kube::Error::Api(s)) if s.is_already_exists() => maps.get(&barrier_name).await?,
+                        Err(e) => return Err(e.into()),
+                    });
+                    tracing::info!(pod = %name, namespace, "launch barrier created");
+                }
+                launch_priority::Step::AddKey(key) => {
+                    let patch = json!({"data": {key.as_str(): "true"}});
+                    maps.patch(&barrier_name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await?;
+                    tracing::info!(pod = %name, namespace, %key, "launch priority released");
+                }
+                launch_priority::Step::MarkCompleted => {
+                    let patch = json!({"metadata": {"annotations":
+                        {launch_priority::COMPLETED_ANNOTATION: "true"}}});
+                    pods.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await?;
+                }
+            }
+        }
+        match created {
+            Some(cm) => barrier = Some(cm),
+            None => break,
+        }
+    }
+    // Container readiness changes are pod updates, which trigger the next pass; the requeue is a net.
+    Ok(Action::requeue(Duration::from_secs(60)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(value: serde_json::Value) -> Pod {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn activity_and_readiness() {
+        let running_ready = json!({"metadata": {"name": "a"}, "status": {"phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}]}});
+        let cases = [
+            (running_ready.clone(), true, true),
+            (
+                json!({"metadata": {"name": "a"}, "status": {"phase": "Pending"}}),
+                true,
+                false,
+            ),
+            (
+                json!({"metadata": {"name": "a"}, "status": {"phase": "Succeeded"}}),
+                false,
+                false,
+            ),
+            (
+                json!({"metadata": {"name": "a"}, "status": {"phase": "Failed"}}),
+                false,
+                false,
+            ),
+            (
+                {
+                    let mut p = running_ready.clone();
+                    p["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+                    p
+                },
+                false,
+                false,
+            ),
+            (
+                json!({"metadata": {"name": "a"}, "status": {"phase": "Running",
+                    "conditions": [{"type": "Ready", "status": "False"}]}}),
+                true,
+                false,
+            ),
+        ];
+        for (input, active, ready) in cases {
+            let p = pod(input.clone());
+            assert_eq!(
+                (is_active(&p), is_running_and_ready(&p)),
+                (active, ready),
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn selectors() {
+        let labels: BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
+        let by_label: LabelSelector = serde_json::from_value(json!({"matchLabels": {"app": "web"}})).unwrap();
+        let other: LabelSelector = serde_json::from_value(json!({"matchLabels": {"app": "db"}})).unwrap();
+        let invalid: LabelSelector =
+            serde_json::from_value(json!({"matchExpressions": [{"key": "app", "operator": "Bogus"}]}))
+                .unwrap();
+        assert!(selects(&by_label, &labels));
+        assert!(!selects(&other, &labels));
+        assert!(!selects(&invalid, &labels));
+    }
+}
