@@ -1,0 +1,370 @@
+//! Step 3 of `/mutate-pod`: SidecarSet injection, as OpenKruise does it on pod CREATE
+//! (spec/webhooks.md §2.3, controllers.md §D.2).
+//!
+//! For an active pod: the SidecarSets that select it (the pod's labels, and its namespace through
+//! `namespaceSelector` — which is also what a v1alpha1 `spec.namespace` becomes) are found through the
+//! [`SidecarSetIndex`] the view holds; each is resolved to the revision the pod gets
+//! (`injectionStrategy.revision`); canaries shadow their base; `patchPodMetadata` is applied; then every
+//! SidecarSet's init containers and containers are built (`IS_INJECTED=true`, shared volume mounts and
+//! devices, `transferEnv`, hot-upgrade pairs) and merged into the pod with their volumes and pull secrets,
+//! and the pod records what it got in `kruise.io/sidecarset-hash`, `kruise.io/sidecarset-hash-without-image`
+//! and `kruise.io/sidecarset-injected-list`.
+//!
+//! The patch is built against the raw pod: only the lists and annotations injection owns are touched, so
+//! fields kruise-rs does not know survive.
+//!
+//! Decisions where OpenKruise is silent, order-dependent or fails the pod:
+//! * **A sidecar whose name equals a container already in the pod replaces that container in place**, as
+//!   OpenKruise's merge does (the pod's own definition is lost). This is also how a pod re-created from a
+//!   template that already holds the sidecar is handled.
+//! * Matched SidecarSets are processed in name order (OpenKruise: cache order). Two of them injecting the
+//!   same container name deny the pod (422) instead of producing a pod the apiserver rejects.
+//! * An invalid SidecarSet met at pod time (invalid `selector` or `namespaceSelector`, invalid
+//!   `updateStrategy.selector` or partition for a `Partial` revision, a `MergePatchJson` value that is not
+//!   JSON, a revision that cannot be restored, a `resourcesPolicy`, which kruise-rs does not evaluate yet)
+//!   is skipped with a warning in the admission response; OpenKruise fails every such pod. A pinned revision
+//!   that does not exist still fails the pod (500), as in OpenKruise: it may be a cache that is catching up.
+//! * Running the step on its own output adds nothing: a SidecarSet already recorded on the pod with the same
+//!   hash, whose containers are all present, is not injected again (its record and timestamp are kept).
+//! * Without a Namespace object in the view, a `namespaceSelector` on anything but
+//!   `kubernetes.io/metadata.name` does not match (as in OpenKruise); the name label is always known.
+//! * The SidecarSet hashes are read from the SidecarSet's annotations, computed once when absent.
+
+mod apply;
+mod build;
+mod clock;
+mod hash;
+mod index;
+mod metadata;
+mod plan;
+mod revision;
+mod selector;
+mod sha256;
+
+use std::{
+    borrow::Cow,
+    collections::{BTreeMap, BTreeSet, HashMap},
+    sync::Arc,
+};
+
+use k8s_openapi::api::core::v1::Namespace;
+use serde_json::{Map, Value};
+
+pub use index::{
+    DEFAULT_REVISION_NAMESPACE, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, SidecarSetIndex,
+};
+
+use self::{
+    apply::Produced,
+    index::NAMESPACE_NAME_LABEL,
+    metadata::{Annotations, UpgradeSpec},
+    revision::{Failure, Resolved},
+};
+use super::{PodContext, StepOutput, StepResult};
+use crate::{Denial, patch, view::ClusterView};
+
+/// The pod annotation listing the SidecarSets injected into it, sorted, comma-separated.
+pub const SIDECARSET_INJECTED_LIST: &str = "kruise.io/sidecarset-injected-list";
+/// The pod annotation recording which container of each hot-upgrade pair is working.
+pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
+
+/// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod.
+pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepResult {
+    let resource = &context.request.resource.resource;
+    if !resource.is_empty() && resource != "pods" || !is_active(pod) {
+        return Ok(StepOutput::default());
+    }
+    let index = context.view.sidecar_set_index();
+    if index.is_empty() {
+        return Ok(StepOutput::default());
+    }
+    let metadata = pod.get("metadata");
+    let labels = metadata.and_then(|m| m.get("labels")).and_then(Value::as_object);
+    let pod_label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let namespace = metadata
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+        .or(Some(context.namespace).filter(|n| !n.is_empty()))
+        .unwrap_or("default");
+
+    let mut output = StepOutput::default();
+    let matched = matching(context.view, &index, namespace, labels, &mut output.warnings)?;
+    if matched.is_empty() {
+        return Ok(output);
+    }
+    let pod_name = metadata
+        .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let internal = |message: String| Denial::new(500, "InternalError", message);
+
+    let mut annotations = Annotations::of(pod);
+    for r in &matched {
+        metadata::patch_pod_metadata(&mut annotations, &r.plan.patch_pod_metadata).map_err(|e| {
+            internal(format!(
+                "SidecarSet {} cannot patch pod metadata: {e}",
+                r.entry.name
+            ))
+        })?;
+    }
+
+    // What the pod already records.
+    let records = |key: &str| {
+        metadata::parse_upgrade_specs(annotations.get(key)).map_err(|e| {
+            internal(format!(
+                "pod({namespace}/{pod_name}) invalid annotations[{key}] value {}, unmarshal failed: {e}",
+                annotations.get(key).unwrap_or_default()
+            ))
+        })
+    };
+    let mut hashes = records(SIDECARSET_HASH)?;
+    let mut hashes_without_image = records(SIDECARSET_HASH_WITHOUT_IMAGE)?;
+    let mut working: BTreeMap<String, String> = annotations
+        .get(SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)
+        .and_then(|v| serde_json::from_str(v).ok())
+        .unwrap_or_default();
+    let listed: BTreeSet<String> = annotations
+        .get(SIDECARSET_INJECTED_LIST)
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut injected_list = listed.clone();
+
+    let containers = build::PodContainers::of(pod);
+    let now = clock::now_rfc3339();
+    let mut init_containers: Vec<Produced> = Vec::new();
+    let mut sidecars: Vec<Produced> = Vec::new();
+    let mut volumes: Vec<Value> = Vec::new();
+    let mut secrets: Vec<Value> = Vec::new();
+    let mut hot_annotations: Vec<(String, String)> = Vec::new();
+    // Which SidecarSet produced each container name, to refuse conflicts.
+    let mut producers: HashMap<String, &str> = HashMap::new();
+    let mut conflict = None;
+    let mut hot_injected = false;
+
+    for r in &matched {
+        let set_name = r.entry.name.as_str();
+        injected_list.insert(set_name.to_string());
+        if already_injected(r, &containers, &hashes, &listed) {
+            continue;
+        }
+        let label = |k: &str| pod_label(k).map(str::to_string);
+        let annotation = |k: &str| annotations.get(k).map(str::to_string);
+        let mut produced_any = false;
+        let plan = &r.plan;
+        for (sidecar, is_init) in plan
+            .init_containers
+            .iter()
+            .map(|s| (s, true))
+            .chain(plan.containers.iter().map(|s| (s, false)))
+        {
+            produced_any = true;
+            volumes.extend(sidecar.volumes.iter().cloned());
+            let container = build::container(sidecar, &containers, label, annotation);
+            let out = if is_init {
+                &mut init_containers
+            } else {
+                &mut sidecars
+            };
+            let mut push = |name: String, container: Value| {
+                if let Some(other) = producers.insert(name.clone(), set_name)
+                    && conflict.is_none()
+                {
+                    conflict = Some(format!(
+                        "container name {name:?} is injected by both SidecarSet {other} and SidecarSet {set_name}"
+                    ));
+                }
+                out.push(Produced {
+                    name,
+                    container,
+                    before: sidecar.before,
+                });
+            };
+            match &sidecar.hot_empty_image {
+                Some(empty_image) => {
+                    let [first, second] = build::hot_pair(&sidecar.name, &container, empty_image);
+                    let (n1, n2) = (format!("{}-1", sidecar.name), format!("{}-2", sidecar.name));
+                    hot_annotations.extend([
+                        (build::version_annotation(&n1), "1".to_string()),
+                        (build::version_alt_annotation(&n1), "0".to_string()),
+                        (build::version_annotation(&n2), "0".to_string()),
+                        (build::version_alt_annotation(&n2), "1".to_string()),
+                    ]);
+                    working.insert(sidecar.name.clone(), n1.clone());
+                    hot_injected = true;
+                    push(n1, first);
+                    push(n2, second);
+                }
+                None => push(sidecar.name.clone(), container),
+            }
+        }
+        secrets.extend(plan.image_pull_secrets.iter().cloned());
+        if produced_any {
+            let record = |hash: &str, controller_revision: &str| UpgradeSpec {
+                update_timestamp: Some(now.clone()),
+                hash: hash.to_string(),
+                sidecar_set_name: set_name.to_string(),
+                sidecar_list: Some(plan.sidecar_list.clone()),
+                controller_revision: controller_revision.to_string(),
+            };
+            hashes.insert(set_name.to_string(), record(&r.hash, &r.controller_revision));
+            hashes_without_image.insert(set_name.to_string(), record(&r.hash_without_image, ""));
+        }
+    }
+    if let Some(conflict) = conflict {
+        return Err(Denial::new(422, "Invalid", format!("kruise-rs: {conflict}")));
+    }
+
+    let mut ops = Vec::new();
+    if !init_containers.is_empty() || !sidecars.is_empty() {
+        let spec_missing = !pod.get("spec").is_some_and(Value::is_object);
+        let target: Cow<'_, Value> = if spec_missing {
+            ops.push(patch::add(["spec"], Value::Object(Map::new())));
+            let mut copy = pod.clone();
+            if let Some(m) = copy.as_object_mut() {
+                m.insert("spec".into(), Value::Object(Map::new()));
+            }
+            Cow::Owned(copy)
+        } else {
+            Cow::Borrowed(pod)
+        };
+        init_containers.sort_by(|a, b| a.name.cmp(&b.name));
+        ops.extend(apply::merge_containers(
+            &target,
+            "initContainers",
+            init_containers,
+        ));
+        ops.extend(apply::merge_containers(&target, "containers", sidecars));
+        ops.extend(apply::merge_volumes(&target, volumes));
+        ops.extend(apply::merge_secrets(&target, secrets));
+        annotations.set(SIDECARSET_HASH, metadata::write_upgrade_specs(&hashes));
+        annotations.set(
+            SIDECARSET_HASH_WITHOUT_IMAGE,
+            metadata::write_upgrade_specs(&hashes_without_image),
+        );
+        let list: Vec<&str> = injected_list.iter().map(String::as_str).collect();
+        annotations.set(SIDECARSET_INJECTED_LIST, list.join(","));
+        for (k, v) in hot_annotations {
+            annotations.set(k, v);
+        }
+        if hot_injected {
+            annotations.set(
+                SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
+                hash::go_escape(serde_json::to_string(&working).unwrap_or_default()),
+            );
+        }
+    }
+    ops.extend(annotations.patch(pod));
+    output.patch = ops;
+    Ok(output)
+}
+
+/// Finds the SidecarSets that select the pod, resolved to the revision it gets, canary bases removed.
+fn matching<'a>(
+    view: &impl ClusterView,
+    index: &'a SidecarSetIndex,
+    namespace: &str,
+    labels: Option<&Map<String, Value>>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Resolved<'a>>, Denial> {
+    let pod_label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    let mut namespace_object: Option<Option<Arc<Namespace>>> = None;
+    let mut matched = Vec::new();
+    let mut bases = Vec::new();
+    for entry in index.candidates(namespace, labels) {
+        if !entry.selector.matches(pod_label) {
+            continue;
+        }
+        if let Some(selector) = &entry.namespace_selector {
+            let object = if entry.needs_namespace_labels {
+                let object = namespace_object.get_or_insert_with(|| view.namespace(namespace));
+                match object {
+                    Some(object) => Some(object.clone()),
+                    None => continue,
+                }
+            } else {
+                None
+            };
+            let ns_labels = object.as_ref().and_then(|o| o.metadata.labels.as_ref());
+            let ns_label = |k: &str| {
+                if k == NAMESPACE_NAME_LABEL {
+                    Some(namespace)
+                } else {
+                    ns_labels.and_then(|l| l.get(k)).map(String::as_str)
+                }
+            };
+            if !selector.matches(ns_label) {
+                continue;
+            }
+            if let Some(e) = selector.error() {
+                warnings.push(format!(
+                    "SidecarSet {} skipped: invalid spec.namespaceSelector: {e}",
+                    entry.name
+                ));
+                continue;
+            }
+        }
+        if let Some(e) = entry.selector.error() {
+            warnings.push(format!(
+                "SidecarSet {} skipped: invalid spec.selector: {e}",
+                entry.name
+            ));
+            continue;
+        }
+        let plan = match &entry.plan {
+            Ok(plan) => plan,
+            Err(e) => {
+                warnings.push(format!("SidecarSet {} skipped: {e}", entry.name));
+                continue;
+            }
+        };
+        match revision::resolve(entry, plan, view, index.revision_namespace(), pod_label) {
+            Ok(resolved) => {
+                if let Some(base) = &entry.canary_base {
+                    bases.push(base.as_str());
+                }
+                matched.push(resolved);
+            }
+            Err(Failure::Skip(warning)) => warnings.push(warning),
+            Err(Failure::Deny(message)) => return Err(Denial::new(500, "InternalError", message)),
+        }
+    }
+    matched.retain(|r| !bases.contains(&r.entry.name.as_str()));
+    Ok(matched)
+}
+
+/// A SidecarSet the pod already records at this hash, with every container it injects present: injecting
+/// it again would change nothing but the timestamp.
+fn already_injected(
+    r: &Resolved<'_>,
+    pod: &build::PodContainers<'_>,
+    hashes: &BTreeMap<String, UpgradeSpec>,
+    listed: &BTreeSet<String>,
+) -> bool {
+    let recorded = hashes
+        .get(&r.entry.name)
+        .is_some_and(|h| !h.hash.is_empty() && h.hash == r.hash);
+    let present = |list: &[Value], name: &str| list.iter().any(|c| build::name(c) == name);
+    recorded
+        && listed.contains(&r.entry.name)
+        && r.plan
+            .init_containers
+            .iter()
+            .flat_map(|s| s.pod_names())
+            .all(|n| present(pod.init_containers, &n))
+        && r.plan
+            .containers
+            .iter()
+            .flat_map(|s| s.pod_names())
+            .all(|n| present(pod.containers, &n))
+}
+
+/// OpenKruise injects only into active pods: not `Succeeded` / `Failed`, no deletion timestamp.
+fn is_active(pod: &Value) -> bool {
+    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    !matches!(phase, Some("Succeeded" | "Failed"))
+        && pod
+            .pointer("/metadata/deletionTimestamp")
+            .is_none_or(Value::is_null)
+}
