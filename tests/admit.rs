@@ -220,3 +220,26 @@ fn conversion_reviews_offline() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("document 1: ConversionReview has no request"));
 }
+
+#[test]
+fn a_budget_is_spent_once_and_dry_runs_spend_nothing() {
+    // PUB "web" allows one unavailable pod. A dry-run eviction spends nothing; the first real eviction
+    // spends the budget (the status write is applied before the next review); the second is refused
+    // with 429 so `kubectl drain` retries.
+    let mut input = common::review("evict-web-7x2kq-dry-run.json");
+    input.extend(common::review("evict-web-7x2kq.json"));
+    input.extend(common::review("evict-web-9fj3c.json"));
+    input.extend(common::review("evict-web-7x2kq.json"));
+    let out = admit(&["--webhook", "/validate-pod", "--objects", "examples/cluster"], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let answers = lines(&out);
+    let allowed: Vec<_> = answers.iter().map(|a| a["response"]["allowed"].as_bool().unwrap()).collect();
+    // The repeated eviction of the already-disrupted pod is allowed: it is recorded, nothing more to spend.
+    assert_eq!(allowed, [true, true, false, true]);
+    let status = &answers[2]["response"]["status"];
+    assert_eq!(status["code"], 429);
+    assert_eq!(
+        status["message"],
+        "podunavailablebudget.policy.kruise.io \"web\" is forbidden: pub unavailable allowed is negative"
+    );
+}
