@@ -1,0 +1,102 @@
+//! The WorkloadSpread controller against the in-memory API, through the webhooks' cluster cache.
+
+#[path = "support/fake_api.rs"]
+mod fake_api;
+
+use std::{sync::Arc, time::Duration};
+
+use fake_api::FakeApi;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kruise_rs::{
+    cluster::ClusterCache,
+    controllers::{self, Context},
+};
+use serde_json::{Value, json};
+
+const WS: &str = "/apis/apps.kruise.io/v1beta1/namespaces/ns/workloadspreads/ws";
+const PODS: &str = "/api/v1/namespaces/ns/pods";
+
+fn ago(seconds: i64) -> String {
+    (Timestamp::now() - SignedDuration::from_secs(seconds))
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+async fn status_when(api: &FakeApi, check: impl Fn(&Value) -> bool) -> Value {
+    for _ in 0..100 {
+        let status = api.get(WS).unwrap()["status"].clone();
+        if check(&status) {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("status never matched: {}", api.get(WS).unwrap()["status"]);
+}
+
+#[tokio::test]
+async fn subset_status_and_deletion_cost_of_a_clone_set() {
+    let api = FakeApi::default();
+    api.put(
+        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
+    );
+    for (name, subset) in [("web-a", "zone-a"), ("web-b", "zone-a"), ("web-c", "zone-b")] {
+        api.put(
+            &format!("{PODS}/{name}"),
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
+                    "annotations": {"apps.kruise.io/matched-workloadspread":
+                        json!({"name": "ws", "subset": subset}).to_string()},
+                    "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+                        "name": "web", "uid": "cs-uid", "controller": true}]},
+                "spec": {"nodeName": "n", "containers": [{"name": "main"}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+        );
+    }
+    let fresh = ago(28); // the webhook booked a pod that never came; expires in about 2s
+    api.put(
+        WS,
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
+                "subsets": [{"name": "zone-a", "maxReplicas": 2}, {"name": "zone-b"}]},
+            "status": {"subsetStatuses": [
+                {"name": "zone-a", "replicas": 2, "missingReplicas": 0, "creatingPods": {"web-x": fresh}},
+                {"name": "zone-b", "replicas": 1, "missingReplicas": -1}]}}),
+    );
+    let client = api.client();
+    let cache = ClusterCache::start(&client);
+    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
+    let task = tokio::spawn(controllers::workload_spread::run(Context {
+        client,
+        view: Arc::new(cache),
+    }));
+
+    let status = status_when(&api, |s| s["observedGeneration"] == 1).await;
+    assert_eq!(
+        status["subsetStatuses"],
+        json!([{"name": "zone-a", "replicas": 2, "missingReplicas": 0, "creatingPods": {"web-x": fresh}},
+            {"name": "zone-b", "replicas": 1, "missingReplicas": -1}])
+    );
+    assert_eq!(
+        status["versionedSubsetStatuses"]["versionIgnored"][0]["replicas"],
+        2
+    );
+    for (pod, cost) in [("web-a", "200"), ("web-b", "200"), ("web-c", "100")] {
+        let annotations = &api.get(&format!("{PODS}/{pod}")).unwrap()["metadata"]["annotations"];
+        assert_eq!(
+            annotations["controller.kubernetes.io/pod-deletion-cost"], cost,
+            "{pod}"
+        );
+    }
+    // The booking expires 30s after it was made, without any other event.
+    let status = status_when(&api, |s| s["subsetStatuses"][0]["creatingPods"].is_null()).await;
+    assert_eq!(status["subsetStatuses"][0]["missingReplicas"], 0);
+    task.abort();
+}
