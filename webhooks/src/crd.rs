@@ -72,14 +72,15 @@ pub(crate) fn request_version(request: &AdmissionRequest) -> &str {
 }
 
 /// The raw object (or old object) of a request, with `apiVersion` and `kind` filled in from the request
-/// when the object lacks them, and `metadata.namespace` from `request.namespace` when empty. A missing
-/// object or one that is not a JSON object is a 400.
+/// when the object lacks them, and (for namespaced kinds) `metadata.namespace` from `request.namespace`
+/// when empty. A missing object or one that is not a JSON object is a 400.
 pub(crate) fn raw_object(
     request: &AdmissionRequest,
     which: Which,
     group: &str,
     kind: &str,
 ) -> Result<Value, Decision> {
+    let namespaced = kind != "SidecarSet";
     let object = match which {
         Which::New => request.object.as_ref(),
         Which::Old => request.old_object.as_ref(),
@@ -102,7 +103,8 @@ pub(crate) fn raw_object(
     if !map.get("kind").is_some_and(Value::is_string) {
         map.insert("kind".into(), Value::String(kind.to_string()));
     }
-    if !request.namespace.is_empty()
+    if namespaced
+        && !request.namespace.is_empty()
         && let Some(meta) = map.get_mut("metadata").and_then(Value::as_object_mut)
         && meta
             .get("namespace")

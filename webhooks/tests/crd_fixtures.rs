@@ -1,0 +1,36 @@
+//! Table-driven cases for the CRD webhooks (`tests/fixtures/crd/*.json`): every rule allowed and denied
+//! with OpenKruise's exact message, and defaults applied (checked to decode and to be idempotent).
+
+mod crd_support;
+
+use crd_support::run_fixture_file;
+
+#[test]
+fn sidecarset_defaults() {
+    run_fixture_file("sidecarset_mutate");
+}
+
+#[test]
+fn sidecarset_validation() {
+    run_fixture_file("sidecarset_validate");
+}
+
+#[test]
+fn cloneset_defaults() {
+    run_fixture_file("cloneset_mutate");
+}
+
+#[test]
+fn cloneset_validation() {
+    run_fixture_file("cloneset_validate");
+}
+
+#[test]
+fn podunavailablebudget_validation() {
+    run_fixture_file("pub_validate");
+}
+
+#[test]
+fn workloadspread_validation() {
+    run_fixture_file("workloadspread_validate");
+}
