@@ -39,7 +39,6 @@ mod metadata;
 mod plan;
 mod revision;
 mod selector;
-mod sha256;
 
 use std::{
     borrow::Cow,
