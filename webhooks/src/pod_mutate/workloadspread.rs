@@ -557,63 +557,56 @@ fn inject(
                 "a subset patch may not replace or delete the whole pod".into(),
             ));
         }
-        let mut working = pod.clone();
-        json_patch::patch(&mut working, &ops).map_err(|e| {
-            strategic_merge::MergeError(format!("kruise-rs built a patch that does not apply: {e}"))
-        })?;
-        let mut touched: Vec<(String, Value)> = Vec::new();
-        for (key, value) in subset_patch {
-            if key.starts_with('$') {
-                continue;
-            }
-            let schema = match key.as_str() {
-                "metadata" => strategic_merge::Schema::ObjectMeta,
-                "spec" => strategic_merge::Schema::PodSpec,
-                _ => strategic_merge::Schema::Other,
-            };
-            let after = match value {
-                Value::Object(p) => {
-                    let mut after = working.get(key).cloned().unwrap_or(Value::Null);
-                    strategic_merge::merge(&mut after, p, schema)?;
-                    after
+        if cheap_patch(pod, subset_patch) {
+            // Nothing the patch reaches was changed by steps 1–2: merge against the pod itself,
+            // cloning only the subtrees the patch touches.
+            strategic_merge::merge_to_ops(
+                Some(pod),
+                subset_patch,
+                strategic_merge::Schema::Pod,
+                &mut Vec::new(),
+                &mut ops,
+            )?;
+            let spec_patch = subset_patch.get("spec").and_then(Value::as_object);
+            if let Some(class) = spec_patch.and_then(|p| p.get("priorityClassName")) {
+                let old = spec
+                    .get("priorityClassName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let has_priority = match spec_patch.and_then(|p| p.get("priority")) {
+                    Some(p) => !p.is_null(),
+                    None => spec.get("priority").is_some(),
+                };
+                if class.as_str().unwrap_or("") != old && has_priority {
+                    ops.push(remove(&["spec", "priority"]));
                 }
-                other => other.clone(),
+            }
+            merged_metadata = subset_patch
+                .get("metadata")
+                .map(|m| metadata_after(pod.get("metadata"), m))
+                .transpose()?;
+        } else {
+            let mut working = pod.clone();
+            json_patch::patch(&mut working, &ops).map_err(|e| {
+                strategic_merge::MergeError(format!("kruise-rs built a patch that does not apply: {e}"))
+            })?;
+            let mut after = working.clone();
+            strategic_merge::merge(&mut after, subset_patch, strategic_merge::Schema::Pod)?;
+            // A changed priorityClassName invalidates the priority the apiserver already resolved.
+            let class = |pod: &Value| {
+                pod.pointer("/spec/priorityClassName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
             };
-            touched.push((key.clone(), after));
-        }
-        // A changed priorityClassName invalidates the priority the apiserver already resolved.
-        let class = |spec: Option<&Value>| {
-            spec.and_then(|s| s.get("priorityClassName"))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        let old_class = class(working.get("spec"));
-        if let Some((_, Value::Object(spec_after))) = touched.iter_mut().find(|(k, _)| k == "spec") {
-            let new_class = spec_after
-                .get("priorityClassName")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if new_class != old_class {
+            if class(&after) != class(&working)
+                && let Some(Value::Object(spec_after)) = after.get_mut("spec")
+            {
                 spec_after.remove("priority");
             }
+            strategic_merge::diff(&working, &after, &mut Vec::new(), &mut ops);
+            merged_metadata = after.get("metadata").cloned();
         }
-        let mut path = Vec::new();
-        for (key, after) in &touched {
-            path.clear();
-            path.push(key.clone());
-            match (working.get(key), after) {
-                (None, Value::Null) => {}
-                (None, value) => ops.push(patch::add([key.as_str()], value.clone())),
-                (Some(_), Value::Null) => {
-                    ops.push(json_patch::PatchOperation::Remove(json_patch::RemoveOperation {
-                        path: patch::pointer([key.as_str()]),
-                    }))
-                }
-                (Some(before), after) => strategic_merge::diff(before, after, &mut path, &mut ops),
-            }
-        }
-        merged_metadata = touched.into_iter().find(|(k, _)| k == "metadata").map(|(_, v)| v);
         if merged_metadata.is_some() {
             annotations_source = merged_metadata.as_ref();
         }
@@ -635,6 +628,51 @@ fn inject(
         &[(MATCHED_ANNOTATION, &value)],
     ));
     Ok(ops)
+}
+
+/// True when the subset patch reaches nothing steps 1–2 changed (tolerations, affinity, a missing spec)
+/// and carries no directive at the pod or spec level.
+fn cheap_patch(pod: &Value, subset_patch: &Map<String, Value>) -> bool {
+    if subset_patch.keys().any(|k| k.starts_with('$')) {
+        return false;
+    }
+    match subset_patch.get("spec") {
+        None => true,
+        Some(Value::Object(spec_patch)) => {
+            pod.get("spec").is_some_and(Value::is_object)
+                && !spec_patch
+                    .keys()
+                    .any(|k| k.starts_with('$') || k == "tolerations" || k == "affinity")
+        }
+        Some(_) => false,
+    }
+}
+
+/// The pod metadata after the subset patch's `metadata` part (only the annotations are kept: that is
+/// all the annotation step reads).
+fn metadata_after(before: Option<&Value>, patch: &Value) -> Result<Value, strategic_merge::MergeError> {
+    let Value::Object(patch) = patch else {
+        return Ok(patch.clone());
+    };
+    let mut after = Value::Object(Map::new());
+    if let Some(annotations) = before.and_then(|m| m.get("annotations")) {
+        after["annotations"] = annotations.clone();
+    }
+    let mut only_annotations = Map::new();
+    if let Some(directive) = patch.get("$patch") {
+        only_annotations.insert("$patch".into(), directive.clone());
+    }
+    if let Some(a) = patch.get("annotations") {
+        only_annotations.insert("annotations".into(), a.clone());
+    }
+    strategic_merge::merge(&mut after, &only_annotations, strategic_merge::Schema::ObjectMeta)?;
+    Ok(after)
+}
+
+fn remove(tokens: &[&str]) -> json_patch::PatchOperation {
+    json_patch::PatchOperation::Remove(json_patch::RemoveOperation {
+        path: patch::pointer(tokens.iter().copied()),
+    })
 }
 
 const PREFERRED: &str = "preferredDuringSchedulingIgnoredDuringExecution";

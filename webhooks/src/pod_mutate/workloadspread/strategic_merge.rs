@@ -377,8 +377,67 @@ fn interleave(left: Vec<Value>, right: Vec<Value>, server: &[Value], key: Option
     out
 }
 
+/// Merges `patch` into `before` (the value at `path`, absent when `None`) and emits the operations of
+/// what changes, cloning only the subtrees the patch reaches: plain map patches are walked key by key
+/// without copying the original.
+pub fn merge_to_ops(
+    before: Option<&Value>,
+    patch: &Map<String, Value>,
+    schema: Schema,
+    path: &mut Vec<String>,
+    ops: &mut Vec<PatchOperation>,
+) -> Result<(), MergeError> {
+    let plain = !patch.keys().any(|k| k.starts_with('$'));
+    match before {
+        Some(Value::Object(original)) if plain => {
+            for (key, value) in patch {
+                path.push(key.clone());
+                let (child, strategy) = field(schema, key);
+                match (original.get(key), value) {
+                    (None, Value::Null) => {}
+                    (Some(_), Value::Null) => ops.push(PatchOperation::Remove(json_patch::RemoveOperation {
+                        path: patch::pointer(path.iter().map(String::as_str)),
+                    })),
+                    (Some(old @ Value::Object(_)), Value::Object(p)) => {
+                        merge_to_ops(Some(old), p, child, path, ops)?
+                    }
+                    (None, value) => ops.push(patch::add(
+                        path.iter().map(String::as_str),
+                        fresh_value(value, child, strategy)?,
+                    )),
+                    (Some(old), value) => {
+                        let mut holder = Map::new();
+                        holder.insert(key.clone(), old.clone());
+                        let mut single = Map::new();
+                        single.insert(key.clone(), value.clone());
+                        merge_map(&mut holder, &single, schema)?;
+                        match holder.get(key) {
+                            Some(new) => diff(old, new, path, ops),
+                            None => ops.push(PatchOperation::Remove(json_patch::RemoveOperation {
+                                path: patch::pointer(path.iter().map(String::as_str)),
+                            })),
+                        }
+                    }
+                }
+                path.pop();
+            }
+            Ok(())
+        }
+        _ => {
+            let mut after = before.cloned().unwrap_or(Value::Null);
+            merge(&mut after, patch, schema)?;
+            match before {
+                None => ops.push(patch::add(path.iter().map(String::as_str), after)),
+                Some(old) => diff(old, &after, path, ops),
+            }
+            Ok(())
+        }
+    }
+}
+
 /// RFC 6902 operations turning `before` into `after`, located under `path`: additions and removals of
-/// map keys, appends to lists that only grew, and `replace` of whatever else changed.
+/// map keys, insertions into lists that only grew at their front or end, and `replace` of whatever
+/// else changed.
 pub fn diff(before: &Value, after: &Value, path: &mut Vec<String>, ops: &mut Vec<PatchOperation>) {
     if before == after {
         return;
@@ -405,6 +464,14 @@ pub fn diff(before: &Value, after: &Value, path: &mut Vec<String>, ops: &mut Vec
             for (i, (old, new)) in b.iter().zip(a).enumerate() {
                 path.push(i.to_string());
                 diff(old, new, path, ops);
+                path.pop();
+            }
+        }
+        (Value::Array(b), Value::Array(a)) if a.len() > b.len() && a[a.len() - b.len()..] == b[..] => {
+            // Items put in front (a strategic merge places new patch items first).
+            for (i, new) in a[..a.len() - b.len()].iter().enumerate() {
+                path.push(i.to_string());
+                ops.push(patch::add(path.iter().map(String::as_str), new.clone()));
                 path.pop();
             }
         }
@@ -561,8 +628,8 @@ mod tests {
 
     #[test]
     fn diff_round_trips() {
-        let before = json!({"a": {"b": [1, 2], "c": "x", "d": [{"n": 1}]}, "k~/": 1});
-        let after = json!({"a": {"b": [1, 2, 3], "e": true, "d": [{"n": 2}]}, "k~/": 2});
+        let before = json!({"a": {"b": [1, 2], "c": "x", "d": [{"n": 1}], "f": [3]}, "k~/": 1});
+        let after = json!({"a": {"b": [1, 2, 3], "e": true, "d": [{"n": 2}], "f": [1, 2, 3]}, "k~/": 2});
         let mut ops = Vec::new();
         diff(&before, &after, &mut Vec::new(), &mut ops);
         assert_eq!(patch::apply(&before, &ops).unwrap(), after);
