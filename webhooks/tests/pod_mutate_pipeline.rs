@@ -243,3 +243,59 @@ fn step_time() {
     samples.sort();
     println!("pod clone: {:?}", samples[500]);
 }
+
+/// Shapes the apiserver would never send still get an answer, never a panic, and an applicable patch.
+#[test]
+fn odd_shapes_are_answered_without_panic() {
+    let owner = json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs", "uid": "u", "controller": true}]);
+    let shapes = [
+        json!({"metadata": {"name": "p", "ownerReferences": owner, "annotations": null, "labels": null}, "spec": null}),
+        json!({"metadata": {"name": "p", "ownerReferences": owner}}),
+        json!({"metadata": {"name": "p", "ownerReferences": "not a list"}, "spec": {"containers": "x"}}),
+        json!({"metadata": {"generateName": "p-", "ownerReferences": owner,
+            "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
+            "spec": {"containers": [{"name": "a", "env": null}, "not a container", {"name": "c", "env": {}}]}}),
+        json!({"metadata": {"name": "p", "ownerReferences": owner,
+            "annotations": {"apps.kruise.io/matched-workloadspread": "{not json"}},
+            "spec": {"containers": [{"name": "a"}], "affinity": {"nodeAffinity": null}, "tolerations": null}}),
+    ];
+    let view = view_of(&[
+        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "metadata": {"name": "cs", "namespace": "ns", "uid": "u"}, "spec": {"template": {}}}),
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "ns", "resourceVersion": "1"},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs"},
+                "subsets": [{"name": "a", "maxReplicas": 3, "tolerations": [{"key": "k", "operator": "Exists"}],
+                    "requiredNodeSelector": {"matchExpressions": [{"key": "z", "operator": "Exists"}]},
+                    "patch": {"metadata": {"labels": {"s": "a"}}}}, {"name": "b"}]}}),
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "pub", "namespace": "ns"},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs"}, "maxUnavailable": 1}}),
+    ]);
+    for pod in shapes {
+        let request = pod_mutate_support::create_request(&pod, "ns");
+        let decision = pod_mutate::mutate(&request, &view, &Settings::default());
+        if decision.allowed() {
+            kruise_webhooks::patch::apply(&pod, &decision.patch)
+                .unwrap_or_else(|e| panic!("{pod}: the patch does not apply: {e}"));
+        }
+    }
+}
+
+/// A pod without `metadata.namespace` (CREATE through a namespaced URL) is judged in the request's
+/// namespace, and the patch never adds a namespace.
+#[test]
+fn the_request_namespace_is_used() {
+    let pod =
+        json!({"metadata": {"name": "p", "labels": {"app": "web"}}, "spec": {"containers": [{"name": "a"}]}});
+    let view = view_of(&[
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+        "metadata": {"name": "pub", "namespace": "ns"}, "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1}}),
+    ]);
+    let request = pod_mutate_support::create_request(&pod, "ns");
+    let out = patched(
+        &request,
+        &pod_mutate::mutate(&request, &view, &Settings::default()),
+    );
+    assert_eq!(out["metadata"]["annotations"]["pub.kruise.io/related-pub"], "pub");
+    assert!(out["metadata"].get("namespace").is_none());
+}
