@@ -79,7 +79,7 @@ pub(crate) fn raw_object(
     which: Which,
     group: &str,
     kind: &str,
-) -> Result<Value, Decision> {
+) -> Result<Value, Box<Decision>> {
     let namespaced = kind != "SidecarSet";
     let object = match which {
         Which::New => request.object.as_ref(),
@@ -87,14 +87,14 @@ pub(crate) fn raw_object(
     };
     let mut object = match object {
         None | Some(Value::Null) => {
-            return Err(Decision::bad_request("there is no content to decode"));
+            return Err(Box::new(Decision::bad_request("there is no content to decode")));
         }
         Some(v) => v.clone(),
     };
     let Some(map) = object.as_object_mut() else {
-        return Err(Decision::bad_request(format!(
+        return Err(Box::new(Decision::bad_request(format!(
             "{kind} object is not a JSON object"
-        )));
+        ))));
     };
     let version = request_version(request);
     if !map.get("apiVersion").is_some_and(Value::is_string) {
@@ -111,27 +111,25 @@ pub(crate) fn raw_object(
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)
     {
-        meta.insert(
-            "namespace".into(),
-            Value::String(request.namespace.clone()),
-        );
+        meta.insert("namespace".into(), Value::String(request.namespace.clone()));
     }
     Ok(object)
 }
 
 /// The version check every handler makes first: `v1alpha1` or `v1beta1`, else a 400 as OpenKruise's
 /// `unsupported version: <v>`.
-pub(crate) fn check_version(request: &AdmissionRequest) -> Result<&str, Decision> {
+pub(crate) fn check_version(request: &AdmissionRequest) -> Result<&str, Box<Decision>> {
     match request_version(request) {
         v @ ("v1alpha1" | "v1beta1") => Ok(v),
-        v => Err(Decision::bad_request(format!("unsupported version: {v}"))),
+        v => Err(Box::new(Decision::bad_request(format!(
+            "unsupported version: {v}"
+        )))),
     }
 }
 
 /// True for the operations the CRD webhooks judge (CREATE and UPDATE); others are allowed untouched.
 pub(crate) fn judged(request: &AdmissionRequest) -> bool {
-    matches!(request.operation, Operation::Create | Operation::Update)
-        && request.sub_resource().is_none()
+    matches!(request.operation, Operation::Create | Operation::Update) && request.sub_resource().is_none()
 }
 
 /// The refusal for a non-empty error list.
@@ -143,15 +141,12 @@ pub(crate) fn refuse(errors: &[field::FieldError]) -> Option<Decision> {
 pub(crate) fn check_decodes<T: serde::de::DeserializeOwned>(
     kind: &str,
     value: &Value,
-) -> Result<T, Decision> {
-    kruise_api::decode::<T>(kind, value).map_err(|e| Decision::bad_request(e.to_string()))
+) -> Result<T, Box<Decision>> {
+    kruise_api::decode::<T>(kind, value).map_err(|e| Box::new(Decision::bad_request(e.to_string())))
 }
 
 /// A value from OpenKruise's `kruise-configuration` ConfigMap, if the view holds it.
-pub(crate) fn configuration_value(
-    view: &impl crate::view::ClusterView,
-    key: &str,
-) -> Option<String> {
+pub(crate) fn configuration_value(view: &impl crate::view::ClusterView, key: &str) -> Option<String> {
     let cm = view.object("", "ConfigMap", KRUISE_NAMESPACE, KRUISE_CONFIGURATION)?;
     cm.get("data")?.get(key)?.as_str().map(String::from)
 }

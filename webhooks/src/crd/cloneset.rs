@@ -30,8 +30,8 @@ use super::field::{
 };
 use super::meta::{
     IMMUTABLE_MSG, name_is_dns_subdomain, scaled_value, selector_conversion_fails, selector_is_empty,
-    selector_matches, string_map, validate_label_selector, validate_nonnegative,
-    validate_object_meta, validate_object_meta_update,
+    selector_matches, string_map, validate_label_selector, validate_nonnegative, validate_object_meta,
+    validate_object_meta_update,
 };
 use super::sidecarset::{priority_strategy_error, scatter_strategy_error};
 use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
@@ -88,7 +88,7 @@ pub fn apply_defaults(m: &mut Mutator, version: &str, template_defaults: bool) {
     m.set_default(&path(&strategy, &["maxSurge"]), json!(0));
 }
 
-fn decode(version: &str, object: &Value) -> Result<(), Decision> {
+fn decode(version: &str, object: &Value) -> Result<(), Box<Decision>> {
     match version {
         "v1alpha1" => check_decodes::<kruise_api::apps_v1alpha1::CloneSet>(KIND, object).map(drop),
         _ => check_decodes::<kruise_api::apps_v1beta1::CloneSet>(KIND, object).map(drop),
@@ -120,19 +120,19 @@ pub fn mutate(request: &AdmissionRequest) -> Decision {
     }
     let version = match check_version(request) {
         Ok(v) => v,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let object = match raw_object(request, Which::New, GROUP, KIND) {
         Ok(o) => o,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     if let Err(d) = decode(version, &object) {
-        return d;
+        return *d;
     }
     let template_defaults = if request.operation == crate::Operation::Update {
         match raw_object(request, Which::Old, GROUP, KIND) {
             Ok(old) => template_changed(&object, &old),
-            Err(d) => return d,
+            Err(d) => return *d,
         }
     } else {
         true
@@ -142,7 +142,7 @@ pub fn mutate(request: &AdmissionRequest) -> Decision {
     Decision::patched(m.ops)
 }
 
-fn defaulted(request: &AdmissionRequest, which: Which, version: &str) -> Result<Value, Decision> {
+fn defaulted(request: &AdmissionRequest, which: Which, version: &str) -> Result<Value, Box<Decision>> {
     let object = raw_object(request, which, GROUP, KIND)?;
     decode(version, &object)?;
     let mut m = Mutator::new(object);
@@ -165,16 +165,16 @@ pub fn validate(request: &AdmissionRequest, view: &impl ClusterView, settings: &
 fn validate_spec_request(request: &AdmissionRequest, view: &impl ClusterView) -> Decision {
     let version = match check_version(request) {
         Ok(v) => v,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let obj = match defaulted(request, Which::New, version) {
         Ok(o) => o,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let errs = if request.operation == crate::Operation::Update {
         let old = match defaulted(request, Which::Old, version) {
             Ok(o) => o,
-            Err(d) => return d,
+            Err(d) => return *d,
         };
         validate_update(&obj, &old, version, view)
     } else {
@@ -239,16 +239,17 @@ pub fn validate_cloneset(
         let claims: Vec<Value> = items(spec, "volumeClaimTemplates")
             .iter()
             .map(|pvc| {
-                let name = pvc.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+                let name = pvc
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 json!({"name": name, "persistentVolumeClaim": {"claimName": name}})
             })
             .collect();
         if !claims.is_empty()
             && let Some(tspec) = with_claims.get_mut("spec").and_then(Value::as_object_mut)
         {
-            let vols = tspec
-                .entry("volumes")
-                .or_insert_with(|| Value::Array(Vec::new()));
+            let vols = tspec.entry("volumes").or_insert_with(|| Value::Array(Vec::new()));
             if !vols.is_array() {
                 *vols = Value::Array(Vec::new());
             }
@@ -327,7 +328,10 @@ fn validate_scale_strategy(
     let old_names: Vec<String> = old
         .map(|o| super::meta::string_list(o.pointer("/spec/scaleStrategy/podsToDelete")))
         .unwrap_or_default();
-    let namespace = obj.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or("");
+    let namespace = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let uid = obj.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("");
     let mut new_names: Vec<&String> = names.iter().filter(|n| !old_names.contains(n)).collect();
     new_names.sort();
@@ -336,7 +340,10 @@ fn validate_scale_strategy(
             None => errs.push(invalid(
                 &path,
                 name.as_str(),
-                format!("find pod {name} failed: pods {} not found", super::field::go_quote(name)),
+                format!(
+                    "find pod {name} failed: pods {} not found",
+                    super::field::go_quote(name)
+                ),
             )),
             Some(pod) if pod.metadata.deletion_timestamp.is_some() => errs.push(invalid(
                 &path,
@@ -411,7 +418,11 @@ fn validate_rolling_numbers(
             }
         };
         if in_place_only && value > 0 {
-            errs.push(invalid(&path.child("maxSurge"), int_or_string_text(Some(ms)), surge_msg));
+            errs.push(invalid(
+                &path.child("maxSurge"),
+                int_or_string_text(Some(ms)),
+                surge_msg,
+            ));
         }
         if !surge_shadowed {
             max_surge = value;
@@ -466,7 +477,11 @@ fn validate_strategy_v1beta1(s: &Value, replicas: i64) -> ErrorList {
     let mut errs = ErrorList::new();
     let t = str_at(s, "type");
     if !matches!(t, "RollingUpdate" | "OnDelete" | "") {
-        errs.push(invalid(&path.child("type"), t, "must be 'RollingUpdate' or 'OnDelete'"));
+        errs.push(invalid(
+            &path.child("type"),
+            t,
+            "must be 'RollingUpdate' or 'OnDelete'",
+        ));
     }
     let Some(ru) = present(s, "rollingUpdate") else {
         return errs;
@@ -521,12 +536,19 @@ fn validate_strategy_v1beta1(s: &Value, replicas: i64) -> ErrorList {
             Some(v) => {
                 let n = v.as_i64().unwrap_or(0);
                 if n < 0 {
-                    errs.push(invalid(&ppath, n, "imagePreDownloadParallelism must be non-negative"));
+                    errs.push(invalid(
+                        &ppath,
+                        n,
+                        "imagePreDownloadParallelism must be non-negative",
+                    ));
                 }
             }
             None => {}
         }
-        for key in ["imagePreDownloadTimeoutSeconds", "imagePreDownloadMinUpdatedReadyPods"] {
+        for key in [
+            "imagePreDownloadTimeoutSeconds",
+            "imagePreDownloadMinUpdatedReadyPods",
+        ] {
             if let Some(n) = present(ips, key).and_then(Value::as_i64) {
                 errs.extend(validate_nonnegative(n, &ipath.child(key)));
             }
@@ -597,9 +619,7 @@ fn first_non_image_change(old: &Value, new: &Value, at: &str) -> Option<String> 
             .zip(b)
             .enumerate()
             .find_map(|(i, (x, y))| first_non_image_change(x, y, &format!("{at}/{i}"))),
-        (Value::Array(a), Value::Array(b)) if a.len() < b.len() => {
-            Some(format!("add {at}/{}", a.len()))
-        }
+        (Value::Array(a), Value::Array(b)) if a.len() < b.len() => Some(format!("add {at}/{}", a.len())),
         (Value::Array(_), Value::Array(b)) => Some(format!("remove {at}/{}", b.len())),
         (x, y) if x == y => None,
         _ => {

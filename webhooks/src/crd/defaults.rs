@@ -55,10 +55,7 @@ pub fn path(base: &[String], rest: &[&str]) -> Vec<String> {
 
 impl Mutator {
     pub fn new(doc: Value) -> Self {
-        Mutator {
-            doc,
-            ops: Vec::new(),
-        }
+        Mutator { doc, ops: Vec::new() }
     }
 
     /// The value at `tokens`.
@@ -68,9 +65,7 @@ impl Mutator {
 
     /// Number of items of the array at `tokens` (0 when absent or not an array).
     pub fn len(&self, tokens: &[String]) -> usize {
-        self.get(tokens)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len)
+        self.get(tokens).and_then(Value::as_array).map_or(0, Vec::len)
     }
 
     /// True when there is a non-null value at `tokens`.
@@ -113,10 +108,7 @@ impl Mutator {
                     for t in tokens[depth + 1..].iter().rev() {
                         nested = Value::Object(Map::from_iter([(t.clone(), nested)]));
                     }
-                    self.push(patch::add(
-                        tokens[..=depth].iter().map(String::as_str),
-                        nested,
-                    ));
+                    self.push(patch::add(tokens[..=depth].iter().map(String::as_str), nested));
                     return;
                 }
             }
@@ -201,11 +193,9 @@ pub enum PullDefault {
 pub fn default_container(m: &mut Mutator, c: &[String], pull: PullDefault, startup_probe: bool) {
     let policy = match pull {
         PullDefault::Always => "Always",
-        PullDefault::FromTag => pull_policy_for(
-            m.get(&path(c, &["image"]))
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-        ),
+        PullDefault::FromTag => {
+            pull_policy_for(m.get(&path(c, &["image"])).and_then(Value::as_str).unwrap_or(""))
+        }
     };
     m.set_default_zero(&path(c, &["imagePullPolicy"]), json!(policy));
     m.set_default_zero(

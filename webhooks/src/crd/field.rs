@@ -305,10 +305,7 @@ pub fn go_string_slice(type_name: &str, values: Option<&Value>) -> String {
     match values.and_then(Value::as_array) {
         None => format!("[]{type_name}(nil)"),
         Some(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|v| go_quote(v.as_str().unwrap_or("")))
-                .collect();
+            let parts: Vec<String> = items.iter().map(|v| go_quote(v.as_str().unwrap_or(""))).collect();
             format!("[]{type_name}{{{}}}", parts.join(", "))
         }
     }
@@ -323,13 +320,7 @@ pub fn go_string_map(values: Option<&Value>) -> String {
             keys.sort();
             let parts: Vec<String> = keys
                 .iter()
-                .map(|k| {
-                    format!(
-                        "{}:{}",
-                        go_quote(k),
-                        go_quote(map[*k].as_str().unwrap_or(""))
-                    )
-                })
+                .map(|k| format!("{}:{}", go_quote(k), go_quote(map[*k].as_str().unwrap_or(""))))
                 .collect();
             format!("map[string]string{{{}}}", parts.join(", "))
         }
@@ -427,19 +418,13 @@ mod tests {
             not_supported(&spec.child("x").index(0), "y", &["a", "b"]).to_string(),
             "spec.x[0]: Unsupported value: \"y\": supported values: \"a\", \"b\""
         );
-        assert_eq!(
-            forbidden(&spec, "nope").to_string(),
-            "spec: Forbidden: nope"
-        );
+        assert_eq!(forbidden(&spec, "nope").to_string(), "spec: Forbidden: nope");
         assert_eq!(
             duplicate(&spec.child("containers").index(1).child("name"), "a").to_string(),
             "spec.containers[1].name: Duplicate value: \"a\""
         );
         assert_eq!(
-            Path::new("metadata")
-                .child("annotations")
-                .key("a/b")
-                .to_string(),
+            Path::new("metadata").child("annotations").key("a/b").to_string(),
             "metadata.annotations[a/b]"
         );
         assert_eq!(spec.child("a").index(2).root().to_string(), "spec");
@@ -451,7 +436,10 @@ mod tests {
         let a = required(&p, "a");
         let b = required(&p, "b");
         assert_eq!(aggregate(&[]), None);
-        assert_eq!(aggregate(&[a.clone(), a.clone()]).unwrap(), "spec: Required value: a");
+        assert_eq!(
+            aggregate(&[a.clone(), a.clone()]).unwrap(),
+            "spec: Required value: a"
+        );
         assert_eq!(
             aggregate(&[a.clone(), b, a]).unwrap(),
             "[spec: Required value: a, spec: Required value: b]"

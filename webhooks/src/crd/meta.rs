@@ -176,9 +176,7 @@ pub fn port_name(port: &str) -> Vec<String> {
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
         || port.is_empty()
     {
-        errs.push(
-            "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string(),
-        );
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_string());
     }
     if !port.bytes().any(|c| c.is_ascii_lowercase()) {
         errs.push("must contain at least one letter (a-z)".to_string());
@@ -236,7 +234,11 @@ pub type NameFn = fn(&str, bool) -> Vec<String>;
 
 /// `NameIsDNSSubdomain`.
 pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
-    let name = if prefix { mask_trailing_dash(name) } else { name.to_string() };
+    let name = if prefix {
+        mask_trailing_dash(name)
+    } else {
+        name.to_string()
+    };
     dns1123_subdomain(&name)
 }
 
@@ -349,11 +351,7 @@ pub fn validate_label_selector(selector: Option<&Value>, path: &Path) -> ErrorLi
                     ));
                 }
             }
-            op => errs.push(invalid(
-                &p.child("operator"),
-                op,
-                "not a valid selector operator",
-            )),
+            op => errs.push(invalid(&p.child("operator"), op, "not a valid selector operator")),
         }
         let key = str_at(expr, "key");
         errs.extend(
@@ -519,9 +517,12 @@ pub fn scaled_value(value: Option<&Value>, total: i64, round_up: bool) -> Result
             let Some(num) = s.strip_suffix('%') else {
                 return Err("invalid type: string is not a percentage".into());
             };
-            let v: f64 = num
-                .parse()
-                .map_err(|_| format!("strconv.ParseFloat: parsing {}: invalid syntax", super::field::go_quote(num)))?;
+            let v: f64 = num.parse().map_err(|_| {
+                format!(
+                    "strconv.ParseFloat: parsing {}: invalid syntax",
+                    super::field::go_quote(num)
+                )
+            })?;
             let x = v * total as f64 / 100.0;
             Ok(if round_up { x.ceil() } else { x.floor() } as i64)
         }
@@ -533,10 +534,12 @@ pub fn scaled_value(value: Option<&Value>, total: i64, round_up: bool) -> Result
 pub fn int_or_percent_value(value: &Value, total: i64, round_up: bool) -> Result<i64, String> {
     match value {
         Value::String(s) => {
-            let n: i64 = s
-                .strip_suffix('%')
-                .and_then(|d| d.parse().ok())
-                .ok_or_else(|| format!("invalid value for IntOrString: invalid value {}", super::field::go_quote(s)))?;
+            let n: i64 = s.strip_suffix('%').and_then(|d| d.parse().ok()).ok_or_else(|| {
+                format!(
+                    "invalid value for IntOrString: invalid value {}",
+                    super::field::go_quote(s)
+                )
+            })?;
             let x = n as f64 * total as f64 / 100.0;
             Ok(if round_up { x.ceil() } else { x.floor() } as i64)
         }
@@ -616,16 +619,8 @@ fn is_disjoint(s1: Option<&Value>, s2: Option<&Value>) -> bool {
                     return true;
                 }
             }
-            "Exists" => {
-                if got.is_none() {
-                    return true;
-                }
-            }
-            "DoesNotExist" => {
-                if got.is_some() {
-                    return true;
-                }
-            }
+            "Exists" if got.is_none() => return true,
+            "DoesNotExist" if got.is_some() => return true,
             _ => {}
         }
     }
@@ -717,10 +712,16 @@ mod tests {
         let any = json!({"matchExpressions": [{"key": "app", "operator": "Exists"}]});
         assert!(!selectors_overlap(Some(&a), Some(&b)));
         assert!(selectors_overlap(Some(&a), Some(&any)));
-        assert!(selectors_overlap(Some(&a), Some(&json!({"matchLabels": {"tier": "x"}}))));
+        assert!(selectors_overlap(
+            Some(&a),
+            Some(&json!({"matchLabels": {"tier": "x"}}))
+        ));
         assert!(selectors_loose_overlap(Some(&a), Some(&a)));
         assert!(!selectors_loose_overlap(Some(&a), Some(&b)));
-        assert!(!selectors_loose_overlap(Some(&a), Some(&json!({"matchLabels": {"app": "a", "x": "y"}}))));
+        assert!(!selectors_loose_overlap(
+            Some(&a),
+            Some(&json!({"matchLabels": {"app": "a", "x": "y"}}))
+        ));
     }
 
     #[test]

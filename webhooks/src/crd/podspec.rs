@@ -18,12 +18,9 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::field::{
-    ErrorList, GoValue, Path, duplicate, forbidden, invalid, not_found, not_supported, required,
-    str_at,
+    ErrorList, GoValue, Path, duplicate, forbidden, invalid, not_found, not_supported, required, str_at,
 };
-use super::meta::{
-    dns1123_label, port_name, validate_annotations, validate_labels, validate_nonnegative,
-};
+use super::meta::{dns1123_label, port_name, validate_annotations, validate_labels, validate_nonnegative};
 
 const VOLUME_SOURCES: &[&str] = &[
     "hostPath",
@@ -59,9 +56,7 @@ const VOLUME_SOURCES: &[&str] = &[
 ];
 
 fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
 /// `ValidateVolumes`: the names of the valid volumes, and the errors.
@@ -187,12 +182,7 @@ fn validate_probe(probe: Option<&Value>, path: &Path, must_succeed_once: bool) -
     errs
 }
 
-fn validate_container_common(
-    c: &Value,
-    volumes: &BTreeSet<String>,
-    path: &Path,
-    for_pod: bool,
-) -> ErrorList {
+fn validate_container_common(c: &Value, volumes: &BTreeSet<String>, path: &Path, for_pod: bool) -> ErrorList {
     let mut errs = ErrorList::new();
     let name = str_at(c, "name");
     if name.is_empty() {
@@ -280,9 +270,21 @@ pub fn validate_pod_spec(spec: &Value, path: &Path, for_pod: bool) -> ErrorList 
         if !names.insert(name.to_string()) {
             errs.push(duplicate(&p.child("name"), name));
         }
-        errs.extend(validate_probe(c.get("livenessProbe"), &p.child("livenessProbe"), true));
-        errs.extend(validate_probe(c.get("readinessProbe"), &p.child("readinessProbe"), false));
-        errs.extend(validate_probe(c.get("startupProbe"), &p.child("startupProbe"), true));
+        errs.extend(validate_probe(
+            c.get("livenessProbe"),
+            &p.child("livenessProbe"),
+            true,
+        ));
+        errs.extend(validate_probe(
+            c.get("readinessProbe"),
+            &p.child("readinessProbe"),
+            false,
+        ));
+        errs.extend(validate_probe(
+            c.get("startupProbe"),
+            &p.child("startupProbe"),
+            true,
+        ));
         if c.get("restartPolicy").is_some_and(|v| !v.is_null()) {
             errs.push(forbidden(
                 &p.child("restartPolicy"),
@@ -310,9 +312,21 @@ pub fn validate_pod_spec(spec: &Value, path: &Path, for_pod: bool) -> ErrorList 
             }
         };
         if sidecar {
-            errs.extend(validate_probe(c.get("livenessProbe"), &p.child("livenessProbe"), true));
-            errs.extend(validate_probe(c.get("readinessProbe"), &p.child("readinessProbe"), false));
-            errs.extend(validate_probe(c.get("startupProbe"), &p.child("startupProbe"), true));
+            errs.extend(validate_probe(
+                c.get("livenessProbe"),
+                &p.child("livenessProbe"),
+                true,
+            ));
+            errs.extend(validate_probe(
+                c.get("readinessProbe"),
+                &p.child("readinessProbe"),
+                false,
+            ));
+            errs.extend(validate_probe(
+                c.get("startupProbe"),
+                &p.child("startupProbe"),
+                true,
+            ));
         } else {
             for key in ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] {
                 if c.get(key).is_some_and(|v| !v.is_null()) {

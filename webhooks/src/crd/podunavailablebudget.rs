@@ -14,12 +14,11 @@
 use serde_json::Value;
 
 use super::field::{
-    ErrorList, Path, go_label_selector, go_target_reference, invalid, not_supported, required,
-    str_at,
+    ErrorList, Path, go_label_selector, go_target_reference, invalid, not_supported, required, str_at,
 };
 use super::meta::{
-    is_not_more_than_100_percent, selector_conversion_fails, selector_is_empty,
-    selectors_loose_overlap, validate_label_selector, validate_positive_int_or_percent,
+    is_not_more_than_100_percent, selector_conversion_fails, selector_is_empty, selectors_loose_overlap,
+    validate_label_selector, validate_positive_int_or_percent,
 };
 use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
 use crate::{Decision, review::AdmissionRequest, view::ClusterView};
@@ -28,15 +27,17 @@ const GROUP: &str = "policy.kruise.io";
 const KIND: &str = "PodUnavailableBudget";
 const PROTECT_TOTAL_REPLICAS: &str = "pub.kruise.io/protect-total-replicas";
 
-fn v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Decision> {
+fn v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Box<Decision>> {
     let version = check_version(request)?;
     let object = raw_object(request, which, GROUP, KIND)?;
     match version {
-        "v1alpha1" => check_decodes::<kruise_api::policy_v1alpha1::PodUnavailableBudget>(KIND, &object).map(drop)?,
+        "v1alpha1" => {
+            check_decodes::<kruise_api::policy_v1alpha1::PodUnavailableBudget>(KIND, &object).map(drop)?
+        }
         _ => check_decodes::<kruise_api::policy_v1beta1::PodUnavailableBudget>(KIND, &object).map(drop)?,
     }
     kruise_api::convert_object(&object, "policy.kruise.io/v1beta1")
-        .map_err(|e| Decision::bad_request(e.to_string()))
+        .map_err(|e| Box::new(Decision::bad_request(e.to_string())))
 }
 
 /// `/validate-policy-kruise-io-podunavailablebudget`.
@@ -46,12 +47,12 @@ pub fn validate(request: &AdmissionRequest, view: &impl ClusterView) -> Decision
     }
     let obj = match v1beta1(request, Which::New) {
         Ok(o) => o,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let old = if request.operation == crate::Operation::Update {
         match v1beta1(request, Which::Old) {
             Ok(o) => Some(o),
-            Err(d) => return d,
+            Err(d) => return *d,
         }
     } else {
         None
@@ -92,7 +93,9 @@ pub fn validate_pub(obj: &Value, old: Option<&Value>, others: &[Value]) -> Error
         .and_then(|a| a.get(PROTECT_TOTAL_REPLICAS))
         .and_then(Value::as_str)
     {
-        let apath = Path::new("metadata").child("annotations").key(PROTECT_TOTAL_REPLICAS);
+        let apath = Path::new("metadata")
+            .child("annotations")
+            .key(PROTECT_TOTAL_REPLICAS);
         match v.parse::<i32>() {
             Err(_) => errs.push(invalid(&apath, v, "must be a valid int32")),
             Ok(_) => {
@@ -116,13 +119,13 @@ pub fn validate_pub(obj: &Value, old: Option<&Value>, others: &[Value]) -> Error
             &either,
             "no selector or targetRef defined in PodUnavailableBudget",
         )),
-        (Some(_), Some(_)) => errs.push(required(
-            &either,
-            "selector and targetRef are mutually exclusive",
-        )),
+        (Some(_), Some(_)) => errs.push(required(&either, "selector and targetRef are mutually exclusive")),
         (None, Some(t)) => {
             let go = go_target_reference("v1beta1", Some(t));
-            if ["apiVersion", "name", "kind"].iter().any(|k| str_at(t, k).is_empty()) {
+            if ["apiVersion", "name", "kind"]
+                .iter()
+                .any(|k| str_at(t, k).is_empty())
+            {
                 errs.push(invalid(
                     &sp.child("targetRef"),
                     go.clone(),
@@ -209,9 +212,15 @@ pub fn validate_pub(obj: &Value, old: Option<&Value>, others: &[Value]) -> Error
 
 fn conflicts(obj: &Value, spec: &Value, others: &[Value]) -> ErrorList {
     let sp = Path::new("spec");
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     for other in others {
-        let other_name = other.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        let other_name = other
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if other_name == name {
             continue;
         }
@@ -231,18 +240,18 @@ fn conflicts(obj: &Value, spec: &Value, others: &[Value]) -> ErrorList {
                     return vec![invalid(
                         &sp.child("targetReference"),
                         go_target_reference("v1beta1", Some(a)),
-                        format!("pub.spec.targetReference is in conflict with other PodUnavailableBudget {other_name}"),
+                        format!(
+                            "pub.spec.targetReference is in conflict with other PodUnavailableBudget {other_name}"
+                        ),
                     )];
                 }
             }
-            (_, _, Some(a), Some(b)) => {
-                if selectors_loose_overlap(Some(a), Some(b)) {
-                    return vec![invalid(
-                        &sp.child("selector"),
-                        go_label_selector(Some(a)),
-                        format!("pub.spec.selector is in conflict with other PodUnavailableBudget {other_name}"),
-                    )];
-                }
+            (_, _, Some(a), Some(b)) if selectors_loose_overlap(Some(a), Some(b)) => {
+                return vec![invalid(
+                    &sp.child("selector"),
+                    go_label_selector(Some(a)),
+                    format!("pub.spec.selector is in conflict with other PodUnavailableBudget {other_name}"),
+                )];
             }
             _ => {}
         }

@@ -25,9 +25,7 @@
 use serde_json::{Value, json};
 
 use super::defaults::{Mutator, PullDefault, default_container, default_volumes, path};
-use super::field::{
-    ErrorList, GoValue, Path, go_label_selector, go_quote, invalid, required, str_at,
-};
+use super::field::{ErrorList, GoValue, Path, go_label_selector, go_quote, invalid, required, str_at};
 use super::meta::{
     self, qualified_name, selector_conversion_fails, selector_is_empty, validate_label_selector,
     validate_object_meta, validate_positive_int_or_percent,
@@ -90,8 +88,7 @@ pub fn apply_defaults(m: &mut Mutator) {
         );
     }
     let null = Value::Null;
-    let (hash, without_image) =
-        super::gojson::sidecarset_hashes(m.doc.get("spec").unwrap_or(&null));
+    let (hash, without_image) = super::gojson::sidecarset_hashes(m.doc.get("spec").unwrap_or(&null));
     m.set_map_entry(&["metadata", "annotations"], HASH_ANNOTATION, &hash);
     m.set_map_entry(
         &["metadata", "annotations"],
@@ -100,7 +97,7 @@ pub fn apply_defaults(m: &mut Mutator) {
     );
 }
 
-fn decode_any_version(version: &str, object: &Value) -> Result<(), Decision> {
+fn decode_any_version(version: &str, object: &Value) -> Result<(), Box<Decision>> {
     match version {
         "v1alpha1" => check_decodes::<kruise_api::apps_v1alpha1::SidecarSet>(KIND, object).map(drop),
         _ => check_decodes::<kruise_api::apps_v1beta1::SidecarSet>(KIND, object).map(drop),
@@ -114,14 +111,14 @@ pub fn mutate(request: &AdmissionRequest) -> Decision {
     }
     let version = match check_version(request) {
         Ok(v) => v,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let object = match raw_object(request, Which::New, GROUP, KIND) {
         Ok(o) => o,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     if let Err(d) = decode_any_version(version, &object) {
-        return d;
+        return *d;
     }
     // Patch against exactly what was sent: only apiVersion/kind/namespace may have been filled in, and
     // none of those paths are defaulted here.
@@ -131,14 +128,14 @@ pub fn mutate(request: &AdmissionRequest) -> Decision {
 }
 
 /// The object as v1beta1 JSON after defaults, for validation.
-fn defaulted_v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Decision> {
+fn defaulted_v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Box<Decision>> {
     let version = check_version(request)?;
     let object = raw_object(request, which, GROUP, KIND)?;
     decode_any_version(version, &object)?;
     let mut m = Mutator::new(object);
     apply_defaults(&mut m);
     kruise_api::convert_object(&m.doc, "apps.kruise.io/v1beta1")
-        .map_err(|e| Decision::bad_request(e.to_string()))
+        .map_err(|e| Box::new(Decision::bad_request(e.to_string())))
 }
 
 /// `/validate-apps-kruise-io-sidecarset`.
@@ -148,12 +145,12 @@ pub fn validate(request: &AdmissionRequest, view: &impl ClusterView) -> Decision
     }
     let obj = match defaulted_v1beta1(request, Which::New) {
         Ok(o) => o,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let old = if request.operation == crate::Operation::Update {
         match defaulted_v1beta1(request, Which::Old) {
             Ok(o) => Some(o),
-            Err(d) => return d,
+            Err(d) => return *d,
         }
     } else {
         None
@@ -215,10 +212,7 @@ pub fn validate_sidecarset(
     let spec = obj.get("spec").unwrap_or(&null);
     errs.extend(validate_spec(obj, spec, view));
     if let Some(old) = old {
-        errs.extend(validate_container_updates(
-            spec,
-            old.get("spec").unwrap_or(&null),
-        ));
+        errs.extend(validate_container_updates(spec, old.get("spec").unwrap_or(&null)));
     }
     if !errs.is_empty() {
         return errs;
@@ -234,9 +228,16 @@ fn validate_canary(obj: &Value, old: Option<&Value>, others: &[Value]) -> ErrorL
         return errs;
     }
     let mpath = Path::new("metadata");
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if base == name {
-        errs.push(invalid(&mpath, go_annotations(obj), "base sidecarSet cannot be itself"));
+        errs.push(invalid(
+            &mpath,
+            go_annotations(obj),
+            "base sidecarSet cannot be itself",
+        ));
     }
     if let Some(old) = old
         && annotations(old).get(BASE_ANNOTATION) != Some(&base)
@@ -261,7 +262,11 @@ fn validate_canary(obj: &Value, old: Option<&Value>, others: &[Value]) -> ErrorL
         )),
         Some(b) => {
             if is_canary(b).0 {
-                errs.push(invalid(&mpath, go_annotations(obj), "base sidecarSet cannot be canary"));
+                errs.push(invalid(
+                    &mpath,
+                    go_annotations(obj),
+                    "base sidecarSet cannot be canary",
+                ));
             }
         }
     }
@@ -285,7 +290,11 @@ fn validate_selector(selector: &Value, path: &Path) -> ErrorList {
         ));
     }
     if selector_conversion_fails(Some(selector)) {
-        errs.push(invalid(&path.child("selector"), go_label_selector(Some(selector)), ""));
+        errs.push(invalid(
+            &path.child("selector"),
+            go_label_selector(Some(selector)),
+            "",
+        ));
     }
     errs
 }
@@ -311,7 +320,10 @@ fn validate_spec(obj: &Value, spec: &Value, view: &impl ClusterView) -> ErrorLis
         }
     }
     match present(spec, "selector") {
-        None => errs.push(required(&sp.child("selector"), "no selector defined for SidecarSet")),
+        None => errs.push(required(
+            &sp.child("selector"),
+            "no selector defined for SidecarSet",
+        )),
         Some(sel) => errs.extend(validate_selector(sel, &sp.child("selector"))),
     }
     if let Some(ns) = present(spec, "namespaceSelector") {
@@ -324,7 +336,10 @@ fn validate_spec(obj: &Value, spec: &Value, view: &impl ClusterView) -> ErrorLis
     ));
     let (init, containers) = (items(spec, "initContainers"), items(spec, "containers"));
     if init.is_empty() && containers.is_empty() {
-        errs.push(required(&sp, "no initContainer or container defined for SidecarSet"));
+        errs.push(required(
+            &sp,
+            "no initContainer or container defined for SidecarSet",
+        ));
     } else {
         errs.extend(validate_containers(init, containers, items(spec, "volumes")));
     }
@@ -373,11 +388,7 @@ fn validate_spec(obj: &Value, spec: &Value, view: &impl ClusterView) -> ErrorLis
 
 /// OpenKruise's `ValidateSidecarSetPatchMetadataWhitelist` with the gate
 /// SidecarSetPatchPodMetadataDefaultsAllowed off (its default).
-fn patch_metadata_whitelist(
-    obj: &Value,
-    patches: &[Value],
-    view: &impl ClusterView,
-) -> Result<(), String> {
+fn patch_metadata_whitelist(obj: &Value, patches: &[Value], view: &impl ClusterView) -> Result<(), String> {
     let Some(raw) = super::configuration_value(view, "SidecarSet_PatchPodMetadata_WhiteList") else {
         return Err("SidecarSet patch metadata whitelist not found".into());
     };
@@ -475,7 +486,10 @@ fn go_opt_string_ptr(v: Option<&Value>) -> String {
 
 fn validate_injection_strategy(obj: &Value, spec: &Value, view: &impl ClusterView) -> ErrorList {
     let mut errs = ErrorList::new();
-    let Some(rev) = spec.pointer("/injectionStrategy/revision").filter(|r| !r.is_null()) else {
+    let Some(rev) = spec
+        .pointer("/injectionStrategy/revision")
+        .filter(|r| !r.is_null())
+    else {
         return errs;
     };
     let go_rev = || {
@@ -489,7 +503,10 @@ fn validate_injection_strategy(obj: &Value, spec: &Value, view: &impl ClusterVie
     let rpath = Path::new("revision");
     let revision_name = present(rev, "revisionName").and_then(Value::as_str);
     let custom_version = present(rev, "customVersion").and_then(Value::as_str);
-    let set_name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let set_name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let revisions = view.controller_revisions(KRUISE_NAMESPACE);
     let missing = match (revision_name, custom_version) {
         (None, None) => {
@@ -500,10 +517,8 @@ fn validate_injection_strategy(obj: &Value, spec: &Value, view: &impl ClusterVie
             ));
             None
         }
-        (Some(name), _) => (!revisions
-            .iter()
-            .any(|r| r.metadata.name.as_deref() == Some(name)))
-        .then(|| format!("controllerrevisions.apps {} not found", go_quote(name))),
+        (Some(name), _) => (!revisions.iter().any(|r| r.metadata.name.as_deref() == Some(name)))
+            .then(|| format!("controllerrevisions.apps {} not found", go_quote(name))),
         (None, Some(version)) => {
             let found = revisions.iter().any(|r| {
                 let labels = r.metadata.labels.as_ref();
@@ -548,7 +563,9 @@ fn gogo_label_selector(sel: &Value) -> String {
             )
         })
         .collect();
-    format!("&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")
+    format!(
+        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}"
+    )
 }
 
 /// Go's `%+v` of the update strategy (the value OpenKruise reports for "Partition and Selector cannot be
@@ -569,7 +586,11 @@ fn go_update_strategy(s: &Value) -> String {
         present(s, "selector").map_or("nil".to_string(), gogo_label_selector),
         intstr("partition"),
         intstr("maxUnavailable"),
-        if present(s, "priorityStrategy").is_some() { "0xc000000000" } else { "<nil>" },
+        if present(s, "priorityStrategy").is_some() {
+            "0xc000000000"
+        } else {
+            "<nil>"
+        },
         scatter.join(" ")
     )
 }
@@ -694,7 +715,10 @@ fn validate_resources_policy(c: &Value, path: &Path) -> ErrorList {
         return errs;
     }
     if str_at(policy, "targetContainersNameRegex").is_empty() {
-        errs.push(required(&path.child("targetContainersNameRegex"), "invalid empty regex"));
+        errs.push(required(
+            &path.child("targetContainersNameRegex"),
+            "invalid empty regex",
+        ));
     }
     let expr = policy.get("resourcesExpr").unwrap_or(&Value::Null);
     if present(expr, "limits").is_none() && present(expr, "requests").is_none() {
@@ -752,12 +776,12 @@ fn validate_transfer_env(c: &Value, path: &Path) -> ErrorList {
             )),
             Ok(p) => {
                 let (_, sub) = split_subscript(fp).unwrap_or(("", ""));
-                let key = if p == "metadata.annotations" { sub.to_lowercase() } else { sub.to_string() };
-                errs.extend(
-                    qualified_name(&key)
-                        .into_iter()
-                        .map(|m| invalid(&fpath, sub, m)),
-                );
+                let key = if p == "metadata.annotations" {
+                    sub.to_lowercase()
+                } else {
+                    sub.to_string()
+                };
+                errs.extend(qualified_name(&key).into_iter().map(|m| invalid(&fpath, sub, m)));
             }
         }
     }
@@ -790,7 +814,10 @@ fn validate_containers(init: &[Value], containers: &[Value], volumes: &[Value]) 
                 "unsupported pod inject policy",
             ));
         }
-        let share = c.pointer("/shareVolumePolicy/type").and_then(Value::as_str).unwrap_or("");
+        let share = c
+            .pointer("/shareVolumePolicy/type")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if !matches!(share, "enabled" | "disabled") {
             errs.push(invalid(
                 &root.child("container").child("shareVolumePolicy"),
@@ -802,8 +829,10 @@ fn validate_containers(init: &[Value], containers: &[Value], volumes: &[Value]) 
         errs.extend(validate_resources_policy(c, &ip.child("resourcesPolicy")));
     }
     let containers = if containers.is_empty() {
-        vec![json!({"name": "test", "image": "busybox", "imagePullPolicy": "IfNotPresent",
-            "terminationMessagePolicy": "File"})]
+        vec![
+            json!({"name": "test", "image": "busybox", "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePolicy": "File"}),
+        ]
     } else {
         containers.to_vec()
     };
@@ -822,13 +851,18 @@ fn validate_container_updates(spec: &Value, old: &Value) -> ErrorList {
         .map(|c| {
             (
                 str_at(c, "name"),
-                c.pointer("/upgradeStrategy/upgradeType").and_then(Value::as_str).unwrap_or(""),
+                c.pointer("/upgradeStrategy/upgradeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
             )
         })
         .collect();
     for c in items(spec, "containers") {
         let name = str_at(c, "name");
-        let upgrade = c.pointer("/upgradeStrategy/upgradeType").and_then(Value::as_str).unwrap_or("");
+        let upgrade = c
+            .pointer("/upgradeStrategy/upgradeType")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         match old_strategies.get(name) {
             Some(old) => {
                 if !old.is_empty() && upgrade != *old {
@@ -852,24 +886,28 @@ fn validate_container_updates(spec: &Value, old: &Value) -> ErrorList {
 fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
     let sp = Path::new("spec");
     let mut errs = ErrorList::new();
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let (canary, base) = is_canary(obj);
     let spec = obj.get("spec").unwrap_or(&Value::Null);
-    let ns_overlap = |other: &Value| {
-        match (
-            present(spec, "namespaceSelector"),
-            other.pointer("/spec/namespaceSelector").filter(|v| !v.is_null()),
-        ) {
-            (Some(a), Some(b)) => meta::selectors_overlap(Some(a), Some(b)),
-            _ => true,
-        }
+    let ns_overlap = |other: &Value| match (
+        present(spec, "namespaceSelector"),
+        other.pointer("/spec/namespaceSelector").filter(|v| !v.is_null()),
+    ) {
+        (Some(a), Some(b)) => meta::selectors_overlap(Some(a), Some(b)),
+        _ => true,
     };
     let mut init_in_others = std::collections::BTreeMap::new();
     let mut containers_in_others = std::collections::BTreeMap::new();
     let mut volumes_in_others: std::collections::BTreeMap<String, &Value> = Default::default();
     let mut annotations_in_others = std::collections::BTreeMap::new();
     for other in others {
-        let other_name = other.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        let other_name = other
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if (canary && base == other_name) || other_name == name {
             continue;
         }
@@ -893,12 +931,20 @@ fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
             if policy == "Retain" {
                 continue;
             }
-            for key in patch.get("annotations").and_then(Value::as_object).into_iter().flat_map(|a| a.keys()) {
+            for key in patch
+                .get("annotations")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flat_map(|a| a.keys())
+            {
                 annotations_in_others.insert(key.clone(), (other_name.to_string(), policy.to_string()));
             }
         }
     }
-    for (list, seen) in [("initContainers", &init_in_others), ("containers", &containers_in_others)] {
+    for (list, seen) in [
+        ("initContainers", &init_in_others),
+        ("containers", &containers_in_others),
+    ] {
         for c in items(spec, list) {
             let cname = str_at(c, "name");
             if let Some(other) = seen.get(cname) {
@@ -918,7 +964,10 @@ fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
                 .find(|ov| str_at(ov, "name") == vname)
                 .is_some_and(|ov| ov == v);
             if !same {
-                let other_name = other.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+                let other_name = other
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 errs.push(invalid(
                     &sp.child("volumes"),
                     vname,
@@ -932,7 +981,12 @@ fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
         if policy == "Retain" {
             continue;
         }
-        for key in patch.get("annotations").and_then(Value::as_object).into_iter().flat_map(|a| a.keys()) {
+        for key in patch
+            .get("annotations")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|a| a.keys())
+        {
             if let Some((other, other_policy)) = annotations_in_others.get(key)
                 && (policy == "Overwrite" || other_policy == "Overwrite")
             {
@@ -963,14 +1017,19 @@ mod tests {
     #[test]
     fn openkruise_mutating_test_vector() {
         // pkg/webhook/sidecarset/mutating/sidecarset_mutating_test.go
-        let mut m = Mutator::new(json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+        let mut m = Mutator::new(
+            json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
             "metadata": {"name": "sidecarset-test", "resourceVersion": "123"},
             "spec": {"containers": [{"name": "dns-f", "image": "dns:1.0"}],
                 "patchPodMetadata": [{"annotations": {"key1": "value1"}}],
-                "injectionStrategy": {"revision": {"customVersion": "1"}}}}));
+                "injectionStrategy": {"revision": {"customVersion": "1"}}}}),
+        );
         apply_defaults(&mut m);
         let a = &m.doc["metadata"]["annotations"];
-        assert_eq!(a[HASH_ANNOTATION], "6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684");
+        assert_eq!(
+            a[HASH_ANNOTATION],
+            "6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684"
+        );
         assert_eq!(
             a[HASH_WITHOUT_IMAGE_ANNOTATION],
             "82684vwf9d4cb4wz4vffx4ddfbb47ww4z4wwxdbwb8w2zbb7zvf4524cdd49bv94"

@@ -19,8 +19,8 @@
 use serde_json::Value;
 
 use super::field::{
-    ErrorList, GoValue, Path, forbidden, go_int_or_string, go_target_reference, invalid,
-    not_supported, required, str_at,
+    ErrorList, GoValue, Path, forbidden, go_int_or_string, go_target_reference, invalid, not_supported,
+    required, str_at,
 };
 use super::meta::{
     int_or_percent_value, label_value, qualified_name, selector_conversion_fails, string_list,
@@ -32,7 +32,7 @@ use crate::{Decision, review::AdmissionRequest, view::ClusterView};
 const GROUP: &str = "apps.kruise.io";
 const KIND: &str = "WorkloadSpread";
 
-fn v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Decision> {
+fn v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Box<Decision>> {
     let version = check_version(request)?;
     let object = raw_object(request, which, GROUP, KIND)?;
     match version {
@@ -40,7 +40,7 @@ fn v1beta1(request: &AdmissionRequest, which: Which) -> Result<Value, Decision> 
         _ => check_decodes::<kruise_api::apps_v1beta1::WorkloadSpread>(KIND, &object).map(drop)?,
     }
     kruise_api::convert_object(&object, "apps.kruise.io/v1beta1")
-        .map_err(|e| Decision::bad_request(e.to_string()))
+        .map_err(|e| Box::new(Decision::bad_request(e.to_string())))
 }
 
 /// `/validate-apps-kruise-io-workloadspread`.
@@ -50,7 +50,7 @@ pub fn validate(request: &AdmissionRequest, view: &impl ClusterView) -> Decision
     }
     let obj = match v1beta1(request, Which::New) {
         Ok(o) => o,
-        Err(d) => return d,
+        Err(d) => return *d,
     };
     let namespace = obj
         .pointer("/metadata/namespace")
@@ -67,7 +67,7 @@ pub fn validate(request: &AdmissionRequest, view: &impl ClusterView) -> Decision
     if request.operation == crate::Operation::Update {
         let old = match v1beta1(request, Which::Old) {
             Ok(o) => o,
-            Err(d) => return d,
+            Err(d) => return *d,
         };
         errs.extend(validate_update(&obj, &old));
     }
@@ -117,10 +117,16 @@ pub fn validate_workloadspread(obj: &Value, others: &[Value], whitelist: Option<
     let mut errs = ErrorList::new();
     let target = present(spec, "targetRef");
     match target {
-        None => errs.push(required(&sp.child("targetRef"), "no targetRef defined in WorkloadSpread")),
+        None => errs.push(required(
+            &sp.child("targetRef"),
+            "no targetRef defined in WorkloadSpread",
+        )),
         Some(t) => {
             let go = || go_target_reference("v1beta1", Some(t));
-            if ["apiVersion", "name", "kind"].iter().any(|k| str_at(t, k).is_empty()) {
+            if ["apiVersion", "name", "kind"]
+                .iter()
+                .any(|k| str_at(t, k).is_empty())
+            {
                 errs.push(invalid(
                     &sp.child("targetRef"),
                     go(),
@@ -165,7 +171,11 @@ pub fn validate_workloadspread(obj: &Value, others: &[Value], whitelist: Option<
     let ssp = sp.child("scheduleStrategy");
     let stype = str_at(ss, "type");
     if !matches!(stype, "" | "Fixed" | "Adaptive") {
-        errs.push(invalid(&ssp.child("type"), stype, "ScheduleStrategy's type is not valid"));
+        errs.push(invalid(
+            &ssp.child("type"),
+            stype,
+            "ScheduleStrategy's type is not valid",
+        ));
     }
     if let Some(adaptive) = present(ss, "adaptive") {
         let rcs = present(adaptive, "rescheduleCriticalSeconds").and_then(Value::as_i64);
@@ -213,7 +223,10 @@ pub fn validate_workloadspread(obj: &Value, others: &[Value], whitelist: Option<
                     (!matches!(op, "In" | "NotIn" | "Exists" | "DoesNotExist")).then_some(op)
                 });
             let detail = match bad_op {
-                Some(op) => format!("{} is not a valid label selector operator", super::field::go_quote(op)),
+                Some(op) => format!(
+                    "{} is not a valid label selector operator",
+                    super::field::go_quote(op)
+                ),
                 None => "invalid label selector".to_string(),
             };
             errs.push(invalid(
@@ -271,7 +284,11 @@ fn validate_node_selector_term(term: &Value, path: &Path) -> ErrorList {
             op => errs.push(invalid(&p.child("operator"), op, "not a valid selector operator")),
         }
         let key = str_at(r, "key");
-        errs.extend(qualified_name(key).into_iter().map(|m| invalid(&p.child("key"), key, m)));
+        errs.extend(
+            qualified_name(key)
+                .into_iter()
+                .map(|m| invalid(&p.child("key"), key, m)),
+        );
     }
     errs
 }
@@ -283,7 +300,11 @@ fn validate_tolerations(tolerations: &[Value], path: &Path) -> ErrorList {
         let key = str_at(t, "key");
         let op = str_at(t, "operator");
         if !key.is_empty() {
-            errs.extend(qualified_name(key).into_iter().map(|m| invalid(&p.child("key"), key, m)));
+            errs.extend(
+                qualified_name(key)
+                    .into_iter()
+                    .map(|m| invalid(&p.child("key"), key, m)),
+            );
         }
         if key.is_empty() && op != "Exists" {
             errs.push(invalid(
@@ -350,10 +371,17 @@ fn validate_subsets(subsets: &[Value], target: Option<&Value>, path: &Path) -> E
         if name.is_empty() {
             errs.push(invalid(&p.child("name"), name, ""));
         } else if !names.insert(name) {
-            errs.push(invalid(&p.child("name"), name, format!("duplicated subset name {name}")));
+            errs.push(invalid(
+                &p.child("name"),
+                name,
+                format!("duplicated subset name {name}"),
+            ));
         }
         if let Some(term) = present(s, "requiredNodeSelector") {
-            errs.extend(validate_node_selector_term(term, &p.child("requiredNodeSelector")));
+            errs.extend(validate_node_selector_term(
+                term,
+                &p.child("requiredNodeSelector"),
+            ));
         }
         for (j, term) in items(s, "preferredNodeSelector").iter().enumerate() {
             let tp = p.child("preferredNodeSelector").index(j);
@@ -366,7 +394,10 @@ fn validate_subsets(subsets: &[Value], target: Option<&Value>, path: &Path) -> E
                 &tp.child("preference"),
             ));
         }
-        errs.extend(validate_tolerations(items(s, "tolerations"), &p.child("tolerations")));
+        errs.extend(validate_tolerations(
+            items(s, "tolerations"),
+            &p.child("tolerations"),
+        ));
         let Some(max) = present(s, "maxReplicas") else {
             continue;
         };
@@ -407,7 +438,11 @@ fn validate_subsets(subsets: &[Value], target: Option<&Value>, path: &Path) -> E
                 }
             }
             _ => {
-                errs.push(invalid(&mp, go_int_or_string(Some(max)), "maxReplicas is not valid for subset"));
+                errs.push(invalid(
+                    &mp,
+                    go_int_or_string(Some(max)),
+                    "maxReplicas is not valid for subset",
+                ));
                 return errs;
             }
         }
@@ -434,9 +469,15 @@ fn conflicts(obj: &Value, target: Option<&Value>, others: &[Value]) -> ErrorList
     let Some(target) = target else {
         return Vec::new();
     };
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     for other in others {
-        let other_name = other.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        let other_name = other
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if other_name == name {
             continue;
         }

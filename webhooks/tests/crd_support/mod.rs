@@ -19,7 +19,10 @@ pub fn request(operation: &str, object: Option<&Value>, old: Option<&Value>) -> 
         .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let name = any.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+    let name = any
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let mut review = json!({
         "uid": "crd-test",
         "kind": {"group": group, "version": version, "kind": kind},
@@ -134,10 +137,17 @@ fn run_case(file: &str, case: &Value) {
         }
         return;
     }
-    assert!(decision.allowed(), "{name}: expected allowed, got {:?}", decision.denial);
+    assert!(
+        decision.allowed(),
+        "{name}: expected allowed, got {:?}",
+        decision.denial
+    );
     let mutating = path.starts_with("/mutate-");
     if !mutating {
-        assert!(decision.patch.is_empty(), "{name}: a validating answer carries a patch");
+        assert!(
+            decision.patch.is_empty(),
+            "{name}: a validating answer carries a patch"
+        );
         return;
     }
     let Some(object) = object else {
@@ -150,7 +160,10 @@ fn run_case(file: &str, case: &Value) {
         // Values the case cannot state independently (e.g. a hash without a reference vector).
         for pointer in expect["ignore"].as_array().into_iter().flatten() {
             let pointer = pointer.as_str().unwrap_or("");
-            assert!(got.pointer(pointer).is_some(), "{name}: {pointer} missing from the result");
+            assert!(
+                got.pointer(pointer).is_some(),
+                "{name}: {pointer} missing from the result"
+            );
             for v in [&mut got, &mut want] {
                 if let Some(x) = v.pointer_mut(pointer) {
                     *x = Value::Null;
@@ -160,9 +173,17 @@ fn run_case(file: &str, case: &Value) {
         assert_eq!(got, want, "{name}: object after the patch\n{result:#}");
     }
     if expect["unchanged"].as_bool() == Some(true) {
-        assert!(decision.patch.is_empty(), "{name}: expected no patch, got {:?}", decision.patch);
+        assert!(
+            decision.patch.is_empty(),
+            "{name}: expected no patch, got {:?}",
+            decision.patch
+        );
     }
     assert_decodes(&result);
     let again = call(path, &request(operation, Some(&result), old), &view);
-    assert!(again.allowed() && again.patch.is_empty(), "{name}: defaulting is not idempotent: {:?}", again.patch);
+    assert!(
+        again.allowed() && again.patch.is_empty(),
+        "{name}: defaulting is not idempotent: {:?}",
+        again.patch
+    );
 }
