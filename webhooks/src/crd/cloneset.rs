@@ -29,8 +29,8 @@ use super::field::{
     int_or_string_text, invalid, not_supported, required, str_at,
 };
 use super::meta::{
-    IMMUTABLE_MSG, name_is_dns_subdomain, scaled_value, selector_conversion_fails, selector_is_empty,
-    selector_matches, string_map, validate_label_selector, validate_nonnegative, validate_object_meta,
+    name_is_dns_subdomain, scaled_value, selector_conversion_fails, selector_is_empty, selector_matches,
+    string_map, validate_label_selector, validate_nonnegative, validate_object_meta,
     validate_object_meta_update,
 };
 use super::sidecarset::{priority_strategy_error, scatter_strategy_error};
@@ -655,9 +655,4 @@ pub fn validate_update(obj: &Value, old: &Value, version: &str, view: &impl Clus
     }
     errs.extend(validate_cloneset(obj, Some(old), version, view));
     errs
-}
-
-/// For callers that report a selector change with apimachinery's immutable-field wording.
-pub fn immutable_message() -> &'static str {
-    IMMUTABLE_MSG
 }
