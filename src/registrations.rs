@@ -58,8 +58,43 @@ const fn protection(name: &'static str, webhook: Webhook, rules: &'static [Rule]
     }
 }
 
+/// A webhook for an OpenKruise custom resource: sees every object (no objectSelector).
+const fn crd(name: &'static str, webhook: Webhook, rules: &'static [Rule]) -> Registration {
+    Registration {
+        name,
+        webhook,
+        rules,
+        only_delete_protected: false,
+        side_effects: "None",
+        failure_policy: "Fail",
+    }
+}
+
+const CU: &[&str] = &["CREATE", "UPDATE"];
+const KRUISE_VERSIONS: &[&str] = &["v1alpha1", "v1beta1"];
+
 /// Every registration, mutating ones first, in OpenKruise's order.
 pub const REGISTRATIONS: &[Registration] = &[
+    crd(
+        "mcloneset.kb.io",
+        Webhook::MutateCloneSet,
+        &[Rule {
+            group: "apps.kruise.io",
+            versions: KRUISE_VERSIONS,
+            resource: "clonesets",
+            operations: CU,
+        }],
+    ),
+    crd(
+        "msidecarset.kb.io",
+        Webhook::MutateSidecarSet,
+        &[Rule {
+            group: "apps.kruise.io",
+            versions: KRUISE_VERSIONS,
+            resource: "sidecarsets",
+            operations: CU,
+        }],
+    ),
     // PodUnavailableBudget protection and WorkloadSpread accounting: they write status, never in dry run.
     Registration {
         name: "vpod.kb.io",
@@ -157,7 +192,18 @@ pub const REGISTRATIONS: &[Registration] = &[
             operations: CUD,
         }],
     ),
-    protection(
+    crd(
+        "vworkloadspread.kb.io",
+        Webhook::ValidateWorkloadSpread,
+        &[Rule {
+            group: "apps.kruise.io",
+            versions: KRUISE_VERSIONS,
+            resource: "workloadspreads",
+            operations: CU,
+        }],
+    ),
+    // CloneSet validation and deletion protection: sees every CloneSet.
+    crd(
         "vcloneset.kb.io",
         Webhook::ValidateCloneSet,
         &[Rule {
@@ -185,6 +231,26 @@ pub const REGISTRATIONS: &[Registration] = &[
             versions: &["v1alpha1", "v1beta1"],
             resource: "uniteddeployments",
             operations: CUD,
+        }],
+    ),
+    crd(
+        "vpodunavailablebudget.kb.io",
+        Webhook::ValidatePodUnavailableBudget,
+        &[Rule {
+            group: "policy.kruise.io",
+            versions: KRUISE_VERSIONS,
+            resource: "podunavailablebudgets",
+            operations: CU,
+        }],
+    ),
+    crd(
+        "vsidecarset.kb.io",
+        Webhook::ValidateSidecarSet,
+        &[Rule {
+            group: "apps.kruise.io",
+            versions: KRUISE_VERSIONS,
+            resource: "sidecarsets",
+            operations: CU,
         }],
     ),
 ];

@@ -230,10 +230,21 @@ fn a_budget_is_spent_once_and_dry_runs_spend_nothing() {
     input.extend(common::review("evict-web-7x2kq.json"));
     input.extend(common::review("evict-web-9fj3c.json"));
     input.extend(common::review("evict-web-7x2kq.json"));
-    let out = admit(&["--webhook", "/validate-pod", "--objects", "examples/cluster"], &input);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = admit(
+        &["--webhook", "/validate-pod", "--objects", "examples/cluster"],
+        &input,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let answers = lines(&out);
-    let allowed: Vec<_> = answers.iter().map(|a| a["response"]["allowed"].as_bool().unwrap()).collect();
+    let allowed: Vec<_> = answers
+        .iter()
+        .map(|a| a["response"]["allowed"].as_bool().unwrap())
+        .collect();
     // The repeated eviction of the already-disrupted pod is allowed: it is recorded, nothing more to spend.
     assert_eq!(allowed, [true, true, false, true]);
     let status = &answers[2]["response"]["status"];

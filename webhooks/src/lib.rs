@@ -6,10 +6,12 @@
 //! decodes, calls and applies.
 
 pub mod convert;
+pub mod crd;
 pub mod decision;
 pub mod deletion_protection;
 pub mod owner;
 pub mod patch;
+pub mod pod_mutate;
 pub mod pod_validate;
 pub mod review;
 pub mod selector;

@@ -28,6 +28,7 @@ impl Default for Settings {
 /// An admission webhook served by kruise-rs, named after its OpenKruise path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Webhook {
+    MutatePod,
     ValidatePod,
     ValidateNamespace,
     ValidateCustomResourceDefinition,
@@ -39,11 +40,17 @@ pub enum Webhook {
     ValidateCloneSet,
     ValidateAdvancedStatefulSet,
     ValidateUnitedDeployment,
+    MutateSidecarSet,
+    ValidateSidecarSet,
+    MutateCloneSet,
+    ValidatePodUnavailableBudget,
+    ValidateWorkloadSpread,
 }
 
 impl Webhook {
     /// Every webhook, in the order of OpenKruise's configurations.
     pub const ALL: &'static [Webhook] = &[
+        Webhook::MutatePod,
         Webhook::ValidatePod,
         Webhook::ValidateNamespace,
         Webhook::ValidateCustomResourceDefinition,
@@ -55,11 +62,17 @@ impl Webhook {
         Webhook::ValidateCloneSet,
         Webhook::ValidateAdvancedStatefulSet,
         Webhook::ValidateUnitedDeployment,
+        Webhook::MutateSidecarSet,
+        Webhook::ValidateSidecarSet,
+        Webhook::MutateCloneSet,
+        Webhook::ValidatePodUnavailableBudget,
+        Webhook::ValidateWorkloadSpread,
     ];
 
     /// The URL path, exactly as OpenKruise names it.
     pub fn path(self) -> &'static str {
         match self {
+            Webhook::MutatePod => "/mutate-pod",
             Webhook::ValidatePod => "/validate-pod",
             Webhook::ValidateNamespace => "/validate-namespace",
             Webhook::ValidateCustomResourceDefinition => "/validate-customresourcedefinition",
@@ -71,6 +84,11 @@ impl Webhook {
             Webhook::ValidateCloneSet => "/validate-apps-kruise-io-cloneset",
             Webhook::ValidateAdvancedStatefulSet => "/validate-apps-kruise-io-statefulset",
             Webhook::ValidateUnitedDeployment => "/validate-apps-kruise-io-uniteddeployment",
+            Webhook::MutateSidecarSet => "/mutate-apps-kruise-io-sidecarset",
+            Webhook::ValidateSidecarSet => "/validate-apps-kruise-io-sidecarset",
+            Webhook::MutateCloneSet => "/mutate-apps-kruise-io-cloneset",
+            Webhook::ValidatePodUnavailableBudget => "/validate-policy-kruise-io-podunavailablebudget",
+            Webhook::ValidateWorkloadSpread => "/validate-apps-kruise-io-workloadspread",
         }
     }
 
@@ -97,6 +115,7 @@ impl Webhook {
         settings: &Settings,
     ) -> Decision {
         match self {
+            Webhook::MutatePod => crate::pod_mutate::mutate(request, view, settings),
             Webhook::ValidatePod => crate::pod_validate::validate(request, view, settings),
             Webhook::ValidateNamespace
             | Webhook::ValidateCustomResourceDefinition
@@ -105,11 +124,18 @@ impl Webhook {
             | Webhook::ValidateStatefulSet
             | Webhook::ValidateService
             | Webhook::ValidateIngress
-            | Webhook::ValidateCloneSet
             | Webhook::ValidateAdvancedStatefulSet
             | Webhook::ValidateUnitedDeployment => {
                 crate::deletion_protection::validate(request, view, settings)
             }
+            Webhook::ValidateCloneSet => crate::crd::cloneset::validate(request, view, settings),
+            Webhook::MutateSidecarSet => crate::crd::sidecarset::mutate(request),
+            Webhook::ValidateSidecarSet => crate::crd::sidecarset::validate(request, view),
+            Webhook::MutateCloneSet => crate::crd::cloneset::mutate(request),
+            Webhook::ValidatePodUnavailableBudget => {
+                crate::crd::podunavailablebudget::validate(request, view)
+            }
+            Webhook::ValidateWorkloadSpread => crate::crd::workloadspread::validate(request, view),
         }
     }
 }
