@@ -8,12 +8,58 @@ use futures::executor::block_on;
 use kruise_rs::{admission::Admission, server::load_view};
 use kruise_webhooks::{Settings, Webhook, review::Review};
 
+// The same allocator as the `kruise` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn read(path: &str) -> Vec<u8> {
     std::fs::read(repo().join(path)).expect("bench fixture")
+}
+
+/// The benchmark cluster state (benches/make_state.py): 1,000 SidecarSets of which 2 select the perf
+/// review's pod, a WorkloadSpread and a PUB over its Deployment.
+fn bench_state() -> PathBuf {
+    let dir = repo().join("target/bench-state");
+    if !dir.join("sidecarsets.json").exists() {
+        let status = std::process::Command::new("python3")
+            .arg(repo().join("benches/make_state.py"))
+            .arg(&dir)
+            .status()
+            .expect("python3 runs benches/make_state.py");
+        assert!(status.success(), "benches/make_state.py failed");
+    }
+    dir
+}
+
+fn mutate_pod(c: &mut Criterion) {
+    let view = load_view(&[bench_state()]).expect("bench state loads");
+    let settings = Settings::default();
+    let body = read("benches/data/pod-create-review.json");
+    let review = Review::parse(&body).expect("perf review parses");
+    let decision = Webhook::MutatePod.handle(&review.request, &view, &settings);
+    assert!(
+        decision.allowed() && decision.patch.len() > 8,
+        "the perf pod is injected, spread and annotated"
+    );
+    c.bench_function("mutate-pod/decide (1000 SidecarSets, WorkloadSpread, PUB)", |b| {
+        b.iter(|| Webhook::MutatePod.handle(&review.request, &view, &settings))
+    });
+    // The whole answer, transport excepted: parse, decide, encode (dry run, so the WorkloadSpread
+    // booking is not written and every iteration does the same work).
+    let mut dry: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+    dry["request"]["dryRun"] = serde_json::Value::Bool(true);
+    let dry = serde_json::to_vec(&dry).expect("JSON");
+    let admission = Admission::in_memory(view.clone(), Settings::default());
+    c.bench_function("mutate-pod/answer (parse + decide + encode)", |b| {
+        b.iter(|| {
+            let answer = block_on(admission.answer(Webhook::MutatePod, &dry)).expect("answers");
+            serde_json::to_vec(&answer.review).expect("encodes")
+        })
+    });
 }
 
 fn benches(c: &mut Criterion) {
@@ -55,5 +101,5 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(admission_benches, benches);
+criterion_group!(admission_benches, benches, mutate_pod);
 criterion_main!(admission_benches);

@@ -75,6 +75,21 @@ const KRUISE_VERSIONS: &[&str] = &["v1alpha1", "v1beta1"];
 
 /// Every registration, mutating ones first, in OpenKruise's order.
 pub const REGISTRATIONS: &[Registration] = &[
+    // Pod mutation on CREATE: readiness gate, WorkloadSpread (records its booking: NoneOnDryRun), SidecarSet
+    // injection, container launch priority, PUB annotation.
+    Registration {
+        name: "mpod.kb.io",
+        webhook: Webhook::MutatePod,
+        rules: &[Rule {
+            group: "",
+            versions: &["v1"],
+            resource: "pods",
+            operations: &["CREATE"],
+        }],
+        only_delete_protected: false,
+        side_effects: "NoneOnDryRun",
+        failure_policy: "Fail",
+    },
     crd(
         "mcloneset.kb.io",
         Webhook::MutateCloneSet,

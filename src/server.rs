@@ -176,7 +176,7 @@ async fn cluster_state(
     let client = kube::Client::try_default()
         .await
         .context("no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone")?;
-    let cache = ClusterCache::start(&client);
+    let cache = ClusterCache::start(&client, &args.namespace);
     let identity = std::env::var("POD_NAME")
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| format!("kruise-{}", std::process::id()));

@@ -56,7 +56,7 @@ fn budget(status: Value) -> Value {
 
 async fn start(api: &FakeApi) -> tokio::task::JoinHandle<()> {
     let client = api.client();
-    let cache = ClusterCache::start(&client);
+    let cache = ClusterCache::start(&client, "kruise-system");
     tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
         .await
         .expect("caches synced")

@@ -68,7 +68,7 @@ async fn subset_status_and_deletion_cost_of_a_clone_set() {
                 {"name": "zone-b", "replicas": 1, "missingReplicas": -1}]}}),
     );
     let client = api.client();
-    let cache = ClusterCache::start(&client);
+    let cache = ClusterCache::start(&client, "kruise-system");
     tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
         .await
         .unwrap()

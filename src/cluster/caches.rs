@@ -2,20 +2,23 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
     batch::v1::Job,
-    core::v1::{Namespace, PersistentVolumeClaim, Pod},
+    core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, Pod},
 };
 use kruise_api::{
     apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
     policy_v1beta1::PodUnavailableBudget,
 };
-use kruise_webhooks::ClusterView;
+use kruise_webhooks::{ClusterView, pod_mutate::sidecarset::SidecarSetIndex};
 use kube::{
     Api, Client, Resource,
     runtime::{
@@ -43,9 +46,21 @@ pub struct ClusterCache {
     replica_sets: Store<ReplicaSet>,
     stateful_sets: Store<StatefulSet>,
     jobs: Store<Job>,
+    /// `kruise-configuration` in our namespace (OpenKruise's whitelists read by the CRD webhooks).
+    configuration: Store<ConfigMap>,
+    namespace: String,
+    /// Bumped on every SidecarSet watch event; the index is rebuilt when it moved.
+    sidecar_set_generation: Arc<AtomicU64>,
+    sidecar_set_index: Arc<Mutex<Option<BuiltIndex>>>,
     fresh: Arc<Mutex<Fresh>>,
     client: Client,
 }
+
+/// A SidecarSet index and the watch generation it was built at.
+type BuiltIndex = (u64, Arc<SidecarSetIndex>);
+
+/// The ConfigMap of OpenKruise's configuration whitelists.
+pub const CONFIGURATION: &str = "kruise-configuration";
 
 /// Copies newer than the watch has delivered yet: objects we just wrote, or re-read after a conflict.
 /// A copy is used only while its resourceVersion is ahead of the cached one (OpenKruise likewise takes
@@ -88,11 +103,25 @@ fn reflect<K>(api: Api<K>) -> Store<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
 {
+    reflect_with(api, watcher::Config::default(), None)
+}
+
+/// Like [`reflect`], with a watch configuration and a counter bumped after every event has reached the
+/// store.
+fn reflect_with<K>(api: Api<K>, config: watcher::Config, generation: Option<Arc<AtomicU64>>) -> Store<K>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
     let (reader, writer) = reflector::store();
-    let stream = watcher(api, watcher::Config::default().any_semantic())
+    let stream = watcher(api, config.any_semantic())
         .default_backoff()
         .modify(|o: &mut K| o.meta_mut().managed_fields = None)
         .reflect(writer)
+        .inspect(move |_| {
+            if let Some(generation) = &generation {
+                generation.fetch_add(1, Ordering::Release);
+            }
+        })
         .applied_objects();
     tokio::spawn(async move {
         let mut stream = std::pin::pin!(stream);
@@ -106,13 +135,23 @@ where
 }
 
 impl ClusterCache {
-    /// Starts every watch.
-    pub fn start(client: &Client) -> Self {
+    /// Starts every watch; `namespace` is kruise-rs's own (SidecarSet revisions, configuration).
+    pub fn start(client: &Client, namespace: &str) -> Self {
+        let sidecar_set_generation = Arc::new(AtomicU64::new(0));
+        let configuration = watcher::Config::default().fields(&format!("metadata.name={CONFIGURATION}"));
         ClusterCache {
+            configuration: reflect_with(Api::namespaced(client.clone(), namespace), configuration, None),
+            namespace: namespace.to_string(),
+            sidecar_set_index: Arc::default(),
             namespaces: reflect(Api::all(client.clone())),
             pods: reflect(Api::all(client.clone())),
             pvcs: reflect(Api::all(client.clone())),
-            sidecar_sets: reflect(Api::all(client.clone())),
+            sidecar_sets: reflect_with(
+                Api::all(client.clone()),
+                watcher::Config::default(),
+                Some(sidecar_set_generation.clone()),
+            ),
+            sidecar_set_generation,
             pod_unavailable_budgets: reflect(Api::all(client.clone())),
             workload_spreads: reflect(Api::all(client.clone())),
             controller_revisions: reflect(Api::all(client.clone())),
@@ -173,7 +212,8 @@ impl ClusterCache {
         self.deployments.wait_until_ready().await?;
         self.replica_sets.wait_until_ready().await?;
         self.stateful_sets.wait_until_ready().await?;
-        self.jobs.wait_until_ready().await
+        self.jobs.wait_until_ready().await?;
+        self.configuration.wait_until_ready().await
     }
 }
 
@@ -214,6 +254,22 @@ impl ClusterView for ClusterCache {
         self.sidecar_sets.state()
     }
 
+    fn sidecar_set_index(&self) -> Arc<SidecarSetIndex> {
+        let generation = self.sidecar_set_generation.load(Ordering::Acquire);
+        let mut cached = self.sidecar_set_index.lock().unwrap_or_else(|p| p.into_inner());
+        match cached.as_ref() {
+            Some((built_at, index)) if *built_at == generation => index.clone(),
+            _ => {
+                let index = Arc::new(SidecarSetIndex::build_in(
+                    self.sidecar_sets.state(),
+                    &self.namespace,
+                ));
+                *cached = Some((generation, index.clone()));
+                index
+            }
+        }
+    }
+
     fn pod_unavailable_budgets(&self, namespace: &str) -> Vec<Arc<PodUnavailableBudget>> {
         let fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
         newest(
@@ -251,8 +307,14 @@ impl ClusterView for ClusterCache {
         self.jobs.get(&ObjectRef::new(name).within(namespace))
     }
 
-    fn object(&self, _group: &str, _kind: &str, _namespace: &str, _name: &str) -> Option<Arc<Value>> {
-        // Kinds without a typed cache (Advanced StatefulSet, …) are not watched yet.
-        None
+    fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        match (group, kind) {
+            ("", "ConfigMap") if namespace == self.namespace && name == CONFIGURATION => {
+                let map = self.configuration.get(&ObjectRef::new(name).within(namespace))?;
+                serde_json::to_value(&*map).ok().map(Arc::new)
+            }
+            // Other kinds without a typed cache (Advanced StatefulSet, …) are not watched.
+            _ => None,
+        }
     }
 }

@@ -84,17 +84,18 @@ fn run<V: ClusterView>(
     };
     let mut pod = object.clone();
     let mut decision = Decision::allow();
-    for step in steps {
+    let last = steps.len() - 1;
+    for (index, step) in steps.into_iter().enumerate() {
         let output = match step(&context, &pod) {
             Ok(output) => output,
             Err(denial) => return Decision::from(denial),
         };
-        if let Err(e) = json_patch::patch(&mut pod, &output.patch) {
-            return Decision::deny(
-                500,
-                "InternalError",
-                format!("kruise-rs built a patch that does not apply: {e}"),
-            );
+        // The last step's operations need not be applied: nothing reads the pod after it.
+        if index != last
+            && let Err(e) = json_patch::patch(&mut pod, &output.patch)
+        {
+            let message = format!("kruise-rs built a patch that does not apply: {e}");
+            return Decision::deny(500, "InternalError", message);
         }
         decision.patch.extend(output.patch);
         decision.warnings.extend(output.warnings);

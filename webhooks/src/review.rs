@@ -81,9 +81,20 @@ pub struct AdmissionRequest {
     pub operation: Operation,
     #[serde(default)]
     pub user_info: Value,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The new object, without `metadata.managedFields` (never read, never patched; dropped while
+    /// parsing so it costs no allocation).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "without_managed_fields"
+    )]
     pub object: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The old object, likewise without `metadata.managedFields`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "without_managed_fields"
+    )]
     pub old_object: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
@@ -106,6 +117,156 @@ impl AdmissionRequest {
     /// The sub-resource, `None` when empty.
     pub fn sub_resource(&self) -> Option<&str> {
         self.sub_resource.as_deref().filter(|s| !s.is_empty())
+    }
+}
+
+/// Deserializes an object, skipping `metadata.managedFields` without building it.
+fn without_managed_fields<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Value>, D::Error> {
+    deserializer.deserialize_option(OptionalObject)
+}
+
+struct OptionalObject;
+
+impl<'de> serde::de::Visitor<'de> for OptionalObject {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Kubernetes object or null")
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer
+            .deserialize_any(ObjectVisitor { top_level: true })
+            .map(Some)
+    }
+}
+
+/// Builds a `Value`, leaving out `managedFields` of the top-level `metadata`; non-objects are kept as
+/// they are (handlers reject them with a clear message).
+struct ObjectVisitor {
+    top_level: bool,
+}
+
+impl<'de> serde::de::Visitor<'de> for ObjectVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = match (self.top_level, key.as_str()) {
+                (true, "metadata") => map.next_value_seed(Metadata)?,
+                _ => map.next_value::<Value>()?,
+            };
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+}
+
+/// `metadata` without `managedFields`.
+struct Metadata;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Metadata {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(MetadataVisitor)
+    }
+}
+
+struct MetadataVisitor;
+
+impl<'de> serde::de::Visitor<'de> for MetadataVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("object metadata")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "managedFields" {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            } else {
+                out.insert(key, map.next_value()?);
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        ObjectVisitor { top_level: false }.visit_seq(seq)
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
     }
 }
 
@@ -296,6 +457,36 @@ mod tests {
             Review::parse(deep.as_bytes()).unwrap_err(),
             ReviewError::Malformed(_)
         ));
+    }
+
+    #[test]
+    fn managed_fields_are_dropped_and_everything_else_kept() {
+        let r = Review::parse(&body(
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "operation": "UPDATE",
+                "object": {"metadata": {"name": "p", "managedFields": [{"manager": "kubectl"}],
+                                        "labels": {"a": "b"}},
+                           "spec": {"managedFields": 1, "x": [1, 2.5, null, true, "s"]}},
+                "oldObject": {"metadata": {"managedFields": []}, "kind": "Pod"}}}),
+        ))
+        .unwrap();
+        let object = r.request.object.unwrap();
+        assert_eq!(
+            object,
+            json!({"metadata": {"name": "p", "labels": {"a": "b"}},
+            "spec": {"managedFields": 1, "x": [1, 2.5, null, true, "s"]}})
+        );
+        assert_eq!(
+            r.request.old_object.unwrap(),
+            json!({"metadata": {}, "kind": "Pod"})
+        );
+        let null = Review::parse(&body(
+            json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {"uid": "u", "operation": "DELETE", "object": null, "oldObject": "odd"}}),
+        ))
+        .unwrap();
+        assert_eq!(null.request.object, None);
+        assert_eq!(null.request.old_object, Some(json!("odd")));
     }
 
     #[test]

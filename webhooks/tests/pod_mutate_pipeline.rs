@@ -5,8 +5,6 @@
 
 mod pod_mutate_support;
 
-use std::time::Instant;
-
 use kruise_webhooks::{MemoryView, Settings, pod_mutate, review::Review};
 use pod_mutate_support::{normalise, patched, view_of};
 use serde_json::{Value, json};
@@ -181,69 +179,6 @@ fn concurrent_creates_through_the_view_never_exceed_max_replicas() {
 
 /// The median time of one decision. Debug builds are several times slower than the release binary;
 /// run with `cargo test -p kruise-webhooks --test pod_mutate_pipeline -- --ignored --nocapture`.
-#[test]
-#[ignore = "timing; prints the median"]
-fn decision_time() {
-    let review = review();
-    let view = cluster();
-    let settings = Settings::default();
-    let mut samples = Vec::with_capacity(2000);
-    for _ in 0..2000 {
-        let start = Instant::now();
-        let decision = pod_mutate::mutate(&review.request, &view, &settings);
-        samples.push(start.elapsed());
-        std::hint::black_box(decision);
-    }
-    samples.sort();
-    println!("median decision: {:?} (p90 {:?})", samples[1000], samples[1800]);
-}
-
-#[test]
-#[ignore = "timing per step"]
-fn step_time() {
-    use kruise_webhooks::pod_mutate::{
-        PodContext, launch_priority, pub_annotation, readiness_gate, sidecarset, workloadspread,
-    };
-    let review = review();
-    let view = cluster();
-    let settings = Settings::default();
-    let pod = review.request.object.clone().unwrap();
-    let context = PodContext {
-        request: &review.request,
-        view: &view,
-        settings: &settings,
-        namespace: "shop",
-    };
-    type Step = fn(&PodContext<'_, MemoryView>, &Value) -> pod_mutate::StepResult;
-    let steps: [(&str, Step); 5] = [
-        ("readiness", readiness_gate::mutate),
-        ("ws", workloadspread::mutate),
-        ("sidecar", sidecarset::mutate),
-        ("launch", launch_priority::mutate),
-        ("pub", pub_annotation::mutate),
-    ];
-    for (name, step) in steps {
-        let mut samples = Vec::new();
-        for _ in 0..1000 {
-            let start = Instant::now();
-            let out = step(&context, &pod);
-            samples.push(start.elapsed());
-            std::hint::black_box(out.is_ok());
-        }
-        samples.sort();
-        println!("{name}: {:?}", samples[500]);
-    }
-    let mut samples = Vec::new();
-    for _ in 0..1000 {
-        let start = Instant::now();
-        let c = pod.clone();
-        samples.push(start.elapsed());
-        std::hint::black_box(c);
-    }
-    samples.sort();
-    println!("pod clone: {:?}", samples[500]);
-}
-
 /// Shapes the apiserver would never send still get an answer, never a panic, and an applicable patch.
 #[test]
 fn odd_shapes_are_answered_without_panic() {

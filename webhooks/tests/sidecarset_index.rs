@@ -4,8 +4,6 @@
 
 mod sidecarset_support;
 
-use std::time::Instant;
-
 use kruise_webhooks::{Settings, pod_mutate, pod_mutate::sidecarset::SidecarSetIndex};
 use serde_json::{Value, json};
 use sidecarset_support::{Uncached, apply, normalise, request, step, view_of};
@@ -155,54 +153,4 @@ fn index_builds_from_shared_sidecar_sets_and_skips_those_that_never_inject() {
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet", "metadata": {"name": "e"}, "spec": {"selector": {}}}),
     ]);
     assert!(kruise_webhooks::ClusterView::sidecar_set_index(&paused).is_empty());
-}
-
-/// Rough timing of the whole `/mutate-pod` decision with 1,000 SidecarSets (2 matching). Debug builds are
-/// many times slower than release; run with `--ignored --nocapture` for the numbers.
-#[test]
-#[ignore]
-fn timing_of_the_whole_decision() {
-    let view = view_of(&many_sidecar_sets());
-    let pod = realistic_pod();
-    let req = request("shop", &pod);
-    let settings = Settings::default();
-    let _ = kruise_webhooks::ClusterView::sidecar_set_index(&view);
-    let mut samples = Vec::new();
-    for _ in 0..2_000 {
-        let start = Instant::now();
-        let decision = pod_mutate::mutate(&req, &view, &settings);
-        samples.push(start.elapsed());
-        assert!(decision.allowed());
-    }
-    samples.sort();
-    println!(
-        "median {:?}, p99 {:?}",
-        samples[samples.len() / 2],
-        samples[samples.len() * 99 / 100]
-    );
-    let mut steps = Vec::new();
-    for _ in 0..2_000 {
-        let start = Instant::now();
-        let output = step(&view, "shop", &pod).unwrap();
-        steps.push(start.elapsed());
-        assert!(!output.patch.is_empty());
-    }
-    steps.sort();
-    println!("SidecarSet step alone: median {:?}", steps[steps.len() / 2]);
-    let empty = view_of(&[]);
-    let mut bare = Vec::new();
-    for _ in 0..2_000 {
-        let start = Instant::now();
-        let _ = pod_mutate::mutate(&req, &empty, &settings);
-        bare.push(start.elapsed());
-    }
-    bare.sort();
-    println!("pipeline without SidecarSets: median {:?}", bare[bare.len() / 2]);
-    let index_start = Instant::now();
-    let index = SidecarSetIndex::build(kruise_webhooks::ClusterView::sidecar_sets(&view));
-    println!(
-        "index of {} SidecarSets built in {:?}",
-        index.len(),
-        index_start.elapsed()
-    );
 }
