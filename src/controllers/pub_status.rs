@@ -23,11 +23,11 @@ use k8s_openapi::{
 use kruise_api::{
     apps_v1beta1::CloneSet,
     policy_v1beta1::{
-        DEPRECATED_POD_RELATED_PUB_ANNOTATION, POD_RELATED_PUB_ANNOTATION, POD_UNAVAILABLE_LABEL_PREFIX,
-        PodUnavailableBudget, PodUnavailableBudgetStatus,
+        DEPRECATED_POD_RELATED_PUB_ANNOTATION, POD_RELATED_PUB_ANNOTATION, PodUnavailableBudget,
+        PodUnavailableBudgetStatus,
     },
 };
-use kruise_webhooks::{StatusWrite, WriteTarget};
+use kruise_webhooks::{StatusWrite, WriteTarget, pod_validate::pod_state};
 use kube::{
     Api, Resource as _, ResourceExt as _,
     api::{Patch, PatchParams},
@@ -38,7 +38,7 @@ use kube::{
         watcher,
     },
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{Context, ERROR_REQUEUE, Error, pods, workloads};
 use crate::cluster::status_writes::{self, WriteError};
@@ -84,172 +84,14 @@ pub fn desired_available(budget: &PodUnavailableBudget, expected: i32) -> Result
     }
 }
 
-fn has_unavailable_label(pod: &Pod) -> bool {
-    pod.metadata
-        .labels
-        .as_ref()
-        .is_some_and(|l| l.keys().any(|k| k.starts_with(POD_UNAVAILABLE_LABEL_PREFIX)))
-}
-
-/// Running, Ready and not marked unavailable by label.
+/// Running, Ready and not marked unavailable by label: the webhook's rule (one copy of it).
 pub fn is_pod_ready(pod: &Pod) -> bool {
-    pods::is_running_and_ready(pod) && !has_unavailable_label(pod)
+    pod_state::is_ready(pod)
 }
 
-/// `(repository, digest)` of `repo@sha256:…`, with Docker Hub's implicit prefixes removed.
-fn digest_parts(image: &str) -> Option<(String, &str)> {
-    let (repo, digest) = image.rsplit_once('@')?;
-    let repo = repo
-        .rsplit_once(':')
-        .filter(|(_, tag)| !tag.contains('/'))
-        .map_or(repo, |(r, _)| r);
-    let repo = repo.strip_prefix("docker.io/").unwrap_or(repo);
-    let repo = repo.strip_prefix("library/").unwrap_or(repo);
-    Some((repo.to_string(), digest))
-}
-
-fn in_place_state_completed(pod: &Pod) -> bool {
-    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
-    if annotations.contains_key("apps.kruise.io/inplace-update-grace")
-        || annotations.contains_key("inplace-update-grace")
-    {
-        return false;
-    }
-    let Some(raw) = annotations
-        .get("apps.kruise.io/inplace-update-state")
-        .or_else(|| annotations.get("inplace-update-state"))
-    else {
-        return true;
-    };
-    let Ok(state) = serde_json::from_str::<Value>(raw) else {
-        return false;
-    };
-    let non_empty = |k: &str| state[k].as_object().is_some_and(|m| !m.is_empty());
-    if non_empty("nextContainerImages")
-        || non_empty("nextContainerRefMetadata")
-        || non_empty("nextContainerResources")
-    {
-        return false;
-    }
-    if state["updateEnvFromMetadata"] == json!(true)
-        && !annotations.contains_key("apps.kruise.io/runtime-containers-meta")
-    {
-        return false;
-    }
-    let spec_images: BTreeMap<&str, String> = pod
-        .spec
-        .iter()
-        .flat_map(|s| &s.containers)
-        .map(|c| {
-            let image = c.image.clone().unwrap_or_default();
-            let image = if image.contains(':') {
-                image
-            } else {
-                format!("{image}:latest")
-            };
-            (c.name.as_str(), image)
-        })
-        .collect();
-    let mut last = state["lastContainerStatuses"]
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    for status in pod
-        .status
-        .iter()
-        .flat_map(|s| s.container_statuses.iter().flatten())
-    {
-        if let Some(old) = last.remove(&status.name)
-            && old["imageID"].as_str() == Some(status.image_id.as_str())
-            && spec_images.get(status.name.as_str()) != Some(&status.image)
-        {
-            return false;
-        }
-    }
-    last.is_empty()
-}
-
-fn sidecars_completed(pod: &Pod) -> bool {
-    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
-    let sets: Vec<&str> = annotations
-        .get("kruise.io/sidecarset-injected-list")
-        .map(|l| l.split(',').filter(|s| !s.is_empty()).collect())
-        .unwrap_or_default();
-    let injected: Vec<&str> = pod
-        .spec
-        .iter()
-        .flat_map(|s| &s.containers)
-        .filter(|c| {
-            c.env
-                .iter()
-                .flatten()
-                .any(|e| e.name == "IS_INJECTED" && e.value.as_deref() == Some("true"))
-        })
-        .map(|c| c.name.as_str())
-        .collect();
-    if sets.is_empty() || injected.is_empty() {
-        return true;
-    }
-    let Some(raw) = annotations.get("kruise.io/sidecarset-inplace-update-state") else {
-        return true;
-    };
-    let Ok(states) = serde_json::from_str::<Value>(raw) else {
-        return false;
-    };
-    let mut last = serde_json::Map::new();
-    for set in sets {
-        if let Some(statuses) = states[set]["lastContainerStatuses"].as_object() {
-            last.extend(statuses.clone());
-        }
-    }
-    let spec_images: BTreeMap<&str, &str> = pod
-        .spec
-        .iter()
-        .flat_map(|s| &s.containers)
-        .map(|c| (c.name.as_str(), c.image.as_deref().unwrap_or("")))
-        .collect();
-    !pod.status
-        .iter()
-        .flat_map(|s| s.container_statuses.iter().flatten())
-        .filter(|s| injected.contains(&s.name.as_str()))
-        .any(|s| {
-            last.get(&s.name)
-                .is_some_and(|old| old["imageID"].as_str() == Some(s.image_id.as_str()))
-                && spec_images.get(s.name.as_str()) != Some(&s.image.as_str())
-        })
-}
-
-/// Whether kubelet runs what the spec says: with all-digest images, every imageID matches its digest;
-/// otherwise injected sidecars and in-place updates have completed.
+/// Whether kubelet runs what the spec says: the webhook's rule (one copy of it).
 pub fn is_consistent(pod: &Pod) -> bool {
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.clone())
-        .unwrap_or_default();
-    let mut all_digest = true;
-    for container in containers {
-        let Some((repo, digest)) = container.image.as_deref().and_then(digest_parts) else {
-            all_digest = false;
-            continue;
-        };
-        let running = statuses.iter().find(|s| s.name == container.name).and_then(|s| {
-            let id = s
-                .image_id
-                .split_once("://")
-                .map_or(s.image_id.as_str(), |(_, id)| id);
-            digest_parts(id).map(|(r, d)| (r, d.to_string()))
-        });
-        if running != Some((repo, digest.to_string())) {
-            return false;
-        }
-    }
-    all_digest || (sidecars_completed(pod) && in_place_state_completed(pod))
+    pod_state::is_state_consistent(pod)
 }
 
 /// The outcome of one pass.

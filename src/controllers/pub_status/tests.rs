@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::Value;
 
 fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -179,12 +180,12 @@ fn consistency_of_images_and_in_place_updates() {
         .unwrap()
     };
     assert!(is_consistent(&digest_pod(
-        "busybox@sha256:aa",
-        "docker-pullable://docker.io/library/busybox@sha256:aa"
+        "busybox@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "docker-pullable://busybox@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     )));
     assert!(!is_consistent(&digest_pod(
-        "busybox@sha256:bb",
-        "docker-pullable://busybox@sha256:aa"
+        "busybox@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+        "docker-pullable://busybox@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     )));
     // Tagged images: consistent unless an in-place update is still pending.
     let mut tagged = digest_pod("nginx:1.26", "docker-pullable://nginx@sha256:old");

@@ -35,7 +35,7 @@ pub(crate) fn has_unavailable_label(pod: &Pod) -> bool {
 }
 
 /// Running, condition Ready=True, not being deleted, no unavailable label.
-pub(crate) fn is_ready(pod: &Pod) -> bool {
+pub fn is_ready(pod: &Pod) -> bool {
     let status = pod.status.as_ref();
     let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
     let ready = status
@@ -164,7 +164,7 @@ struct RuntimeContainerMetaSet {
 }
 
 /// True when kubelet runs what the spec asks for (OpenKruise "IsPodStateConsistent").
-pub(crate) fn is_state_consistent(pod: &Pod) -> bool {
+pub fn is_state_consistent(pod: &Pod) -> bool {
     let containers = pod
         .spec
         .as_ref()
