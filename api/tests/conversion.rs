@@ -257,6 +257,55 @@ spec:
             round_trips: false,
         },
         Case {
+            name: "pre-download annotations without an inPlaceUpdateStrategy round-trip (no `{}` appears)",
+            from: r#"
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata:
+  name: c
+  annotations: {apps.kruise.io/image-predownload-parallelism: "5", apps.kruise.io/image-predownload-min-updated-ready-pods: "0"}
+spec:
+  updateStrategy: {type: InPlaceIfPossible, partition: 1}
+"#,
+            to_version: "v1beta1",
+            expected: r#"
+apiVersion: apps.kruise.io/v1beta1
+kind: CloneSet
+metadata:
+  name: c
+  annotations: {apps.kruise.io/image-predownload-parallelism: "5", apps.kruise.io/image-predownload-min-updated-ready-pods: "0"}
+spec:
+  scaleStrategy: {enablePVCReuse: true}
+  updateStrategy:
+    type: RollingUpdate
+    rollingUpdate:
+      partition: 1
+      podUpdatePolicy: InPlaceIfPossible
+      inPlaceUpdateStrategy: {imagePreDownloadParallelism: 5, imagePreDownloadMinUpdatedReadyPods: 0}
+"#,
+            round_trips: true,
+        },
+        Case {
+            name: "an inPlaceUpdateStrategy with nothing set is dropped going to v1beta1",
+            from: r#"
+apiVersion: apps.kruise.io/v1alpha1
+kind: CloneSet
+metadata: {name: c}
+spec:
+  updateStrategy: {type: InPlaceOnly, inPlaceUpdateStrategy: {gracePeriodSeconds: 0}}
+"#,
+            to_version: "v1beta1",
+            expected: r#"
+apiVersion: apps.kruise.io/v1beta1
+kind: CloneSet
+metadata: {name: c}
+spec:
+  scaleStrategy: {enablePVCReuse: true}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {podUpdatePolicy: InPlaceOnly}}
+"#,
+            round_trips: false,
+        },
+        Case {
             name: "v1beta1 to v1alpha1: policy folds into type, pre-download into annotations",
             from: r#"
 apiVersion: apps.kruise.io/v1beta1

@@ -143,15 +143,16 @@ pub(super) fn to_v1alpha1(ctx: &Ctx, obj: &mut Map<String, Value>) -> Result<(),
         )?;
         if let Some(mut strategy) = strategy {
             pre_download = PreDownload::take_fields(ctx, &mut strategy)?;
-            let grace = strategy.get("gracePeriodSeconds").cloned();
-            let has_grace = grace
-                .as_ref()
-                .is_some_and(|g| !g.is_null() && g.as_i64() != Some(0));
-            if has_grace || !pre_download.is_empty() {
+            // Only the grace period stays in v1alpha1; the pre-download fields go to the
+            // annotations. Without a grace period the strategy is left out rather than written as
+            // `{}` (OpenKruise writes `{}` when only pre-download fields were set): both read the
+            // same, and leaving it out lets a v1alpha1 object that never had one round-trip.
+            let grace = strategy
+                .get("gracePeriodSeconds")
+                .filter(|g| !g.is_null() && g.as_i64() != Some(0));
+            if let Some(grace) = grace {
                 let mut dst = Map::new();
-                if let Some(grace) = grace.filter(|_| has_grace) {
-                    dst.insert("gracePeriodSeconds".into(), grace);
-                }
+                dst.insert("gracePeriodSeconds".into(), grace.clone());
                 alpha.insert("inPlaceUpdateStrategy".into(), Value::Object(dst));
             }
         }
@@ -180,10 +181,6 @@ struct PreDownload {
 }
 
 impl PreDownload {
-    fn is_empty(&self) -> bool {
-        self.parallelism.is_none() && self.timeout.is_none() && self.min_ready.is_none()
-    }
-
     /// Reads the v1alpha1 annotations; unparsable numbers are ignored, as in OpenKruise.
     fn from_annotations(ctx: &Ctx, obj: &mut Map<String, Value>) -> Result<Self, ConversionError> {
         let get = |obj: &mut Map<String, Value>, key| -> Result<Option<String>, ConversionError> {
@@ -201,13 +198,16 @@ impl PreDownload {
     }
 
     /// Builds the v1beta1 `inPlaceUpdateStrategy` from the v1alpha1 one plus the annotations.
+    ///
+    /// A strategy with nothing set (no non-zero grace period, no pre-download setting) is left
+    /// out, in both directions, rather than kept as `{}` as OpenKruise does: both read the same,
+    /// and dropping it makes converting a converted object give the same result again.
     fn merge_into(self, src: Option<Map<String, Value>>) -> Option<Map<String, Value>> {
-        let annotations_set = !self.is_empty();
-        if src.is_none() && !annotations_set {
-            return None;
-        }
         let mut dst = Map::new();
-        if let Some(grace) = src.and_then(|mut s| s.remove("gracePeriodSeconds")) {
+        if let Some(grace) = src
+            .and_then(|mut s| s.remove("gracePeriodSeconds"))
+            .filter(|g| !g.is_null() && g.as_i64() != Some(0))
+        {
             dst.insert("gracePeriodSeconds".into(), grace);
         }
         for (key, value) in [
@@ -219,7 +219,7 @@ impl PreDownload {
                 dst.insert(key.into(), v);
             }
         }
-        Some(dst)
+        (!dst.is_empty()).then_some(dst)
     }
 
     /// Takes the v1beta1 fields out of an `inPlaceUpdateStrategy` object.

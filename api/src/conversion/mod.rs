@@ -8,16 +8,32 @@
 //!
 //! * SidecarSet: v1alpha1 `spec.namespace` becomes a `namespaceSelector` on
 //!   `kubernetes.io/metadata.name` (replacing any v1alpha1 `namespaceSelector`) and stays a
-//!   selector when converted back.
+//!   selector when converted back. An empty custom-version label is dropped; a custom-version
+//!   label on a v1beta1 object is read as `spec.customVersion` (the field wins) and removed.
 //! * CloneSet: v1beta1 `scaleStrategy.excludePreparingDelete` is dropped on the way to v1alpha1
 //!   (v1alpha1 reads the label `apps.kruise.io/cloneset-scaling-exclude-preparing-delete`); an
-//!   unset or unknown v1alpha1 `updateStrategy.type` becomes `RollingUpdate` + `ReCreate`;
-//!   `OnDelete` drops the rolling-update fields; an empty `inPlaceUpdateStrategy` is dropped.
+//!   unset or unknown v1alpha1 `updateStrategy.type` becomes `RollingUpdate` + `ReCreate`, and an
+//!   unset or unknown v1beta1 `type` / `podUpdatePolicy` comes back as those defaults;
+//!   `OnDelete` drops the rolling-update fields on the way to v1beta1 (v1beta1 `OnDelete` with a
+//!   `rollingUpdate` reaches v1alpha1 whole but does not come back); an `inPlaceUpdateStrategy`
+//!   with nothing set (no non-zero grace period, no pre-download setting) is dropped in both
+//!   directions (OpenKruise keeps it as `{}`). The v1beta1 pre-download fields are written to the
+//!   v1alpha1 annotations, which stay on the object when it comes back to v1beta1 (as in
+//!   OpenKruise), and are read back from them.
 //! * WorkloadSpread: a condition without reason gets reason `Unknown`; v1beta1 condition
-//!   `observedGeneration` is dropped.
+//!   `observedGeneration` is dropped. A v1alpha1 condition without `lastTransitionTime` has no
+//!   valid v1beta1 form (`metav1.Condition` requires one); none is invented.
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
-//!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`.
+//!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
+//!   derives from the fields (stale values are replaced or removed) and which stay on the object
+//!   when it comes back to v1beta1.
+//!
+//! Annotation values are read the way OpenKruise reads them, so non-canonical spellings
+//! (`"DELETE, EVICT"`, `"05"`) come back canonical, and an explicit `false`, `""`, `[]` or
+//! `null` in a field the conversion reads (which Go's `omitempty` never writes) is treated as
+//! unset and may not come back. `tests/conversion_props.rs` checks that everything else
+//! round-trips exactly.
 
 mod cloneset;
 mod json;
