@@ -6,9 +6,10 @@
 //! [`SidecarSetIndex`] the view holds; each is resolved to the revision the pod gets
 //! (`injectionStrategy.revision`); canaries shadow their base; `patchPodMetadata` is applied; then every
 //! SidecarSet's init containers and containers are built (`IS_INJECTED=true`, shared volume mounts and
-//! devices, `transferEnv`, hot-upgrade pairs) and merged into the pod with their volumes and pull secrets,
-//! and the pod records what it got in `kruise.io/sidecarset-hash`, `kruise.io/sidecarset-hash-without-image`
-//! and `kruise.io/sidecarset-injected-list`.
+//! devices, `transferEnv`, resources computed by a `resourcesPolicy` (see [`resources`]), hot-upgrade pairs)
+//! and merged into the pod with their volumes and pull secrets, and the pod records what it got in
+//! `kruise.io/sidecarset-hash`, `kruise.io/sidecarset-hash-without-image` and
+//! `kruise.io/sidecarset-injected-list`.
 //!
 //! The patch is built against the raw pod: only the lists and annotations injection owns are touched, so
 //! fields kruise-rs does not know survive.
@@ -21,9 +22,13 @@
 //!   same container name deny the pod (422) instead of producing a pod the apiserver rejects.
 //! * An invalid SidecarSet met at pod time (invalid `selector` or `namespaceSelector`, invalid
 //!   `updateStrategy.selector` or partition for a `Partial` revision, a `MergePatchJson` value that is not
-//!   JSON, a revision that cannot be restored, a `resourcesPolicy`, which kruise-rs does not evaluate yet)
-//!   is skipped with a warning in the admission response; OpenKruise fails every such pod. A pinned revision
-//!   that does not exist still fails the pod (500), as in OpenKruise: it may be a cache that is catching up.
+//!   JSON, a revision that cannot be restored) is skipped with a warning in the admission response; OpenKruise
+//!   fails every such pod. A pinned revision that does not exist still fails the pod (500), as in OpenKruise:
+//!   it may be a cache that is catching up.
+//! * A `resourcesPolicy` that cannot be computed for the pod (no target container, an invalid
+//!   `targetContainersNameRegex`, an expression that fails) denies the pod with OpenKruise's message (500), as
+//!   OpenKruise does; a target container's quantity that is not one denies it with 400 (OpenKruise cannot
+//!   decode such a pod). The sidecars of a SidecarSet already injected (next point) are not recomputed.
 //! * Running the step on its own output adds nothing: a SidecarSet already recorded on the pod with the same
 //!   hash, whose containers are all present, is not injected again (its record and timestamp are kept).
 //! * Without a Namespace object in the view, a `namespaceSelector` on anything but
@@ -37,12 +42,14 @@ mod hash;
 mod index;
 mod metadata;
 mod plan;
+mod resources;
 mod revision;
 mod selector;
 
 use std::{
     borrow::Cow,
-    collections::{BTreeMap, BTreeSet, HashMap},
+    cell::OnceCell,
+    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
     sync::Arc,
 };
 
@@ -141,6 +148,8 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
     let mut producers: HashMap<String, &str> = HashMap::new();
     let mut conflict = None;
     let mut hot_injected = false;
+    // The container names of every matched SidecarSet: never a resourcesPolicy target.
+    let excluded: OnceCell<HashSet<&str>> = OnceCell::new();
 
     for r in &matched {
         let set_name = r.entry.name.as_str();
@@ -160,7 +169,19 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         {
             produced_any = true;
             volumes.extend(sidecar.volumes.iter().cloned());
-            let container = build::container(sidecar, &containers, label, annotation);
+            let mut container = build::container(sidecar, &containers, label, annotation);
+            if let Some(policy) = &sidecar.resources {
+                let excluded = excluded.get_or_init(|| {
+                    matched
+                        .iter()
+                        .flat_map(|r| r.plan.names.iter().map(String::as_str))
+                        .collect()
+                });
+                let resources = policy.resources(&containers, excluded)?;
+                if let Some(map) = container.as_object_mut() {
+                    map.insert("resources".into(), resources);
+                }
+            }
             let out = if is_init {
                 &mut init_containers
             } else {

@@ -9,6 +9,8 @@ use kruise_api::apps_v1beta1::{
 };
 use serde_json::{Value, json};
 
+use super::resources::Policy;
+
 /// The env var marking a container as injected.
 pub(crate) const IS_INJECTED: &str = "IS_INJECTED";
 
@@ -60,10 +62,13 @@ pub(crate) struct SidecarPlan {
     pub(crate) transfer: Vec<Transfer>,
     /// SidecarSet volumes named by this sidecar's mounts, then devices (repeats allowed, as OpenKruise queues).
     pub(crate) volumes: Vec<Value>,
+    /// `resourcesPolicy`: the sidecar's resources are computed from the pod's containers.
+    pub(crate) resources: Option<Policy>,
 }
 
 impl SidecarPlan {
-    /// True when the container is exactly `base` whatever the pod.
+    /// True when the container is exactly `base` whatever the pod (`resources` aside, which replaces its
+    /// `resources`).
     pub(crate) fn is_static(&self) -> bool {
         !self.share_volumes && !self.share_devices && self.transfer.is_empty()
     }
@@ -236,14 +241,6 @@ fn sidecar(
         .chain(c.volume_devices.iter().flatten().map(|d| d.name.as_str()))
         .filter_map(volume_by_name)
         .collect();
-    if c.resources_policy.is_some() {
-        // OpenKruise computes the sidecar's resources from the pod's containers (spec/webhooks.md §2.3.8);
-        // kruise-rs does not evaluate these expressions yet, and injecting the sidecar without them would
-        // give it resources nobody asked for.
-        return Err(format!(
-            "{field}.resourcesPolicy is not supported by kruise-rs yet"
-        ));
-    }
     Ok(SidecarPlan {
         name: c.name.clone(),
         base,
@@ -258,6 +255,7 @@ fn sidecar(
         ),
         transfer,
         volumes,
+        resources: c.resources_policy.as_ref().map(Policy::new),
     })
 }
 

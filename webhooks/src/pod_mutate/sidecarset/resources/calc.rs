@@ -1,0 +1,726 @@
+//! The expression language of `resourcesExpr`, evaluated as OpenKruise's calculator does.
+//!
+//! Grammar (usual precedence, left-associative; unary minus applies to a factor):
+//!
+//! ```text
+//! expr   := term (('+' | '-') term)*
+//! term   := factor (('*' | '/') factor)*
+//! factor := NUMBER | QUANTITY | IDENT | IDENT '(' expr ')' | IDENT '(' expr ',' expr ')' | '(' expr ')' | '-' factor
+//! ```
+//!
+//! Tokens: a NUMBER is a float with optional exponent, or a percentage (`50%` is 0.5); a QUANTITY is a number
+//! directly followed by `m k M G T P Ki Mi Gi Ti Pi`; an IDENT is a letter then letters, digits or `_`
+//! (a variable, `cpu` or `memory`, or a function, `max` / `min`, both case-insensitive). The scanner works on
+//! bytes, each read as the Latin-1 character of that value, as OpenKruise's does; a NUL byte ends the input. A
+//! number that Go's `ParseFloat` rejects (`100Mib`, `1e`) silently counts as 0, as in OpenKruise.
+//!
+//! Values are numbers (`f64`) or quantities. `+` and `-` turn a number operand into milli-units; `*` and `/`
+//! take a quantity and a number, and compute on the quantity's milli-value, truncating; `max` / `min` compare
+//! (a number as milli-units) and return an operand. Errors are OpenKruise's: the last semantic error met
+//! (`undefined variable: x`, `division by zero`, …) wins over a syntax error (`parse error: syntax error at
+//! line L, col C`, the position just after the offending token), as the evaluation of the parsed prefix
+//! happens first there too; a negative result is refused.
+
+use super::quantity::Quantity;
+
+/// A value of the calculator.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    Number(f64),
+    Quantity(Quantity),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Token<'a> {
+    Eof,
+    Char(u8),
+    Number(&'a [u8]),
+    Quantity(&'a [u8]),
+    Ident(&'a [u8]),
+    /// A byte the grammar has no use for.
+    Unknown,
+}
+
+/// Go's `unicode.IsSpace` of a byte read as a Latin-1 character.
+fn is_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' | 0x85 | 0xa0)
+}
+
+/// Go's `unicode.IsLetter` of a byte read as a Latin-1 character.
+fn is_letter(b: u8) -> bool {
+    b.is_ascii_alphabetic() || matches!(b, 0xaa | 0xb5 | 0xba) || (b >= 0xc0 && b != 0xd7 && b != 0xf7)
+}
+
+struct Lexer<'a> {
+    input: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    /// The byte at the cursor; 0 at the end (a NUL byte reads the same).
+    fn peek(&self) -> u8 {
+        self.input.get(self.pos).copied().unwrap_or(0)
+    }
+
+    fn next(&mut self) -> Token<'a> {
+        while self.peek() != 0 && is_space(self.peek()) {
+            self.pos += 1;
+        }
+        let Some(&b) = self.input.get(self.pos) else {
+            return Token::Eof;
+        };
+        self.pos += 1;
+        match b {
+            0 => Token::Eof,
+            b'+' | b'-' | b'*' | b'/' | b'(' | b')' | b',' => Token::Char(b),
+            b'.' | b'0'..=b'9' => {
+                self.pos -= 1;
+                let text = self.number();
+                if is_quantity(text) {
+                    Token::Quantity(text)
+                } else {
+                    Token::Number(text)
+                }
+            }
+            b if is_letter(b) => {
+                let start = self.pos - 1;
+                while is_letter(self.peek()) || self.peek().is_ascii_digit() || self.peek() == b'_' {
+                    self.pos += 1;
+                }
+                Token::Ident(&self.input[start..self.pos])
+            }
+            _ => Token::Unknown,
+        }
+    }
+
+    /// A number: digits, one `.`, an exponent (`e`, optional sign, digits), one `%`, then a unit (letters).
+    fn number(&mut self) -> &'a [u8] {
+        let start = self.pos;
+        let (mut dot, mut exp, mut percent, mut exp_digit) = (false, false, false, false);
+        loop {
+            let b = self.peek();
+            match b {
+                0 => break,
+                b'0'..=b'9' => exp_digit = false,
+                b'.' if !(dot || exp || percent) => dot = true,
+                b'e' | b'E' if !(exp || percent) => {
+                    exp = true;
+                    exp_digit = true;
+                }
+                b'+' | b'-' if exp_digit => exp_digit = false,
+                b'%' if !percent => percent = true,
+                b if is_letter(b) && !exp_digit && !matches!(b, b'e' | b'E') => {
+                    while is_letter(self.peek()) {
+                        self.pos += 1;
+                    }
+                    break;
+                }
+                _ => break,
+            }
+            self.pos += 1;
+        }
+        &self.input[start..self.pos]
+    }
+
+    /// OpenKruise's position of the last token read: line and column (1-based, in bytes).
+    fn position(&self) -> (usize, usize) {
+        let read = &self.input[..self.pos.min(self.input.len())];
+        let line = 1 + read.iter().filter(|&&b| b == b'\n').count();
+        let col = match read.iter().rposition(|&b| b == b'\n') {
+            Some(i) => self.pos - i,
+            None => self.pos + 1,
+        };
+        (line, col)
+    }
+}
+
+/// A number token is a quantity when its numeric part is followed by exactly one of the supported units.
+fn is_quantity(text: &[u8]) -> bool {
+    let Some(end) = text
+        .iter()
+        .position(|b| !(b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-')))
+    else {
+        return false;
+    };
+    end > 0
+        && [
+            &b"m"[..],
+            b"k",
+            b"M",
+            b"G",
+            b"T",
+            b"P",
+            b"Ki",
+            b"Mi",
+            b"Gi",
+            b"Ti",
+            b"Pi",
+        ]
+        .contains(&&text[end..])
+}
+
+/// Go's `strconv.ParseFloat` on a number token (the token is ASCII apart from unit letters, so Rust's float
+/// syntax accepts exactly what Go's does); a rejected text is 0.
+fn parse_number(text: &[u8]) -> f64 {
+    let float = |t: &[u8]| std::str::from_utf8(t).ok().and_then(|t| t.parse::<f64>().ok());
+    match text.strip_suffix(b"%") {
+        // Go reports an out-of-range percentage as an error (counted as 0), a bare number as ±Inf.
+        Some(t) => float(t).filter(|v| v.is_finite()).map_or(0.0, |v| v / 100.0),
+        None => float(text).unwrap_or(0.0),
+    }
+}
+
+/// Bytes as Go writes them into a UTF-8 message: every byte of an invalid sequence becomes U+FFFD.
+fn go_text(bytes: &[u8], lower: bool) -> String {
+    let mut out = String::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let (valid, skip) = match std::str::from_utf8(rest) {
+            Ok(s) => (s, 0),
+            Err(e) => (
+                std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap_or_default(),
+                1,
+            ),
+        };
+        if lower {
+            out.extend(valid.chars().flat_map(char::to_lowercase));
+        } else {
+            out.push_str(valid);
+        }
+        if skip == 0 {
+            break;
+        }
+        out.push('\u{fffd}');
+        rest = &rest[valid.len() + skip..];
+    }
+    out
+}
+
+/// Go's `int64(f)` on amd64: NaN and out-of-range values give the minimum.
+pub(crate) fn go_int64(f: f64) -> i64 {
+    // `i64::MIN as f64` is exactly -2^63 and `i64::MAX as f64` rounds to 2^63: the range that converts.
+    if (i64::MIN as f64..i64::MAX as f64).contains(&f) {
+        f as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// A number as a quantity: milli-units, DecimalSI.
+fn to_quantity(v: &Value) -> Quantity {
+    match v {
+        Value::Quantity(q) => q.clone(),
+        Value::Number(n) => Quantity::from_milli(go_int64(n * 1000.0)),
+    }
+}
+
+struct SyntaxError;
+
+struct Parser<'a> {
+    lexer: Lexer<'a>,
+    look: Token<'a>,
+    variable: &'a str,
+    value: &'a Quantity,
+    /// The last semantic error (a later one replaces an earlier one).
+    error: Option<String>,
+}
+
+type Eval = Result<Option<Value>, SyntaxError>;
+
+impl<'a> Parser<'a> {
+    fn advance(&mut self) {
+        self.look = self.lexer.next();
+    }
+
+    fn fail(&mut self, message: impl Into<String>) -> Option<Value> {
+        self.error = Some(message.into());
+        None
+    }
+
+    fn expr(&mut self) -> Eval {
+        let mut left = self.term()?;
+        while let Token::Char(op @ (b'+' | b'-')) = self.look {
+            self.advance();
+            let right = self.term()?;
+            left = match (left, right) {
+                (Some(l), Some(r)) => self.add(&l, &r, op == b'-'),
+                _ => None,
+            };
+        }
+        Ok(left)
+    }
+
+    fn term(&mut self) -> Eval {
+        let mut left = self.factor()?;
+        while let Token::Char(op @ (b'*' | b'/')) = self.look {
+            self.advance();
+            let right = self.factor()?;
+            left = match (left, right) {
+                (Some(l), Some(r)) if op == b'*' => self.mul(l, r),
+                (Some(l), Some(r)) => self.div(l, r),
+                _ => None,
+            };
+        }
+        Ok(left)
+    }
+
+    fn factor(&mut self) -> Eval {
+        match self.look {
+            Token::Number(text) => {
+                self.advance();
+                Ok(Some(Value::Number(parse_number(text))))
+            }
+            Token::Quantity(text) => {
+                self.advance();
+                let text = std::str::from_utf8(text).unwrap_or_default();
+                Ok(match Quantity::parse(text) {
+                    Ok(q) => Some(Value::Quantity(q)),
+                    Err(e) => self.fail(e),
+                })
+            }
+            Token::Ident(name) => {
+                self.advance();
+                if self.look != Token::Char(b'(') {
+                    let lowered = go_text(name, true);
+                    return Ok(if lowered == self.variable {
+                        Some(Value::Quantity(self.value.clone()))
+                    } else {
+                        self.fail(format!("undefined variable: {lowered}"))
+                    });
+                }
+                self.advance();
+                let mut args = vec![self.expr()?];
+                if self.look == Token::Char(b',') {
+                    self.advance();
+                    args.push(self.expr()?);
+                }
+                if self.look != Token::Char(b')') {
+                    return Err(SyntaxError);
+                }
+                self.advance();
+                Ok(self.call(name, args))
+            }
+            Token::Char(b'(') => {
+                self.advance();
+                let inner = self.expr()?;
+                if self.look != Token::Char(b')') {
+                    return Err(SyntaxError);
+                }
+                self.advance();
+                Ok(inner)
+            }
+            Token::Char(b'-') => {
+                self.advance();
+                Ok(self.factor()?.map(|v| match v {
+                    Value::Number(n) => Value::Number(-n),
+                    Value::Quantity(mut q) => {
+                        q.neg();
+                        Value::Quantity(q)
+                    }
+                }))
+            }
+            _ => Err(SyntaxError),
+        }
+    }
+
+    fn add(&mut self, left: &Value, right: &Value, subtract: bool) -> Option<Value> {
+        if let (Value::Number(l), Value::Number(r)) = (left, right) {
+            return Some(Value::Number(if subtract { l - r } else { l + r }));
+        }
+        let mut result = to_quantity(left);
+        let mut r = to_quantity(right);
+        if subtract {
+            r.neg();
+        }
+        match result.add(&r) {
+            Ok(()) => Some(Value::Quantity(result)),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// A quantity's milli-value times `factor`, truncated, in the quantity's format.
+    fn scaled(&mut self, mut q: Quantity, factor: f64, divide: bool) -> Option<Value> {
+        let milli = match q.milli_value() {
+            Ok(m) => m as f64,
+            Err(e) => return self.fail(e),
+        };
+        q.set_milli(go_int64(if divide { milli / factor } else { milli * factor }));
+        Some(Value::Quantity(q))
+    }
+
+    fn mul(&mut self, left: Value, right: Value) -> Option<Value> {
+        match (left, right) {
+            (Value::Quantity(_), Value::Quantity(_)) => self.fail("multiplication of two quantities"),
+            (Value::Quantity(q), Value::Number(n)) | (Value::Number(n), Value::Quantity(q)) => {
+                self.scaled(q, n, false)
+            }
+            (Value::Number(l), Value::Number(r)) => Some(Value::Number(l * r)),
+        }
+    }
+
+    fn div(&mut self, left: Value, right: Value) -> Option<Value> {
+        let n = match right {
+            Value::Quantity(_) => return self.fail("division by quantity"),
+            Value::Number(n) => n,
+        };
+        if n == 0.0 {
+            return self.fail("division by zero");
+        }
+        match left {
+            Value::Quantity(q) => self.scaled(q, n, true),
+            Value::Number(l) => Some(Value::Number(l / n)),
+        }
+    }
+
+    fn call(&mut self, name: &[u8], args: Vec<Option<Value>>) -> Option<Value> {
+        let lowered = go_text(name, true);
+        let want_max = match lowered.as_str() {
+            "max" => true,
+            "min" => false,
+            _ => return self.fail(format!("unknown function: {}", go_text(name, false))),
+        };
+        if args.len() != 2 {
+            return self.fail(format!(
+                "{lowered} function requires exactly 2 arguments, got {}",
+                args.len()
+            ));
+        }
+        let mut args = args.into_iter();
+        let (Some(Some(left)), Some(Some(right))) = (args.next(), args.next()) else {
+            return None;
+        };
+        if let (Value::Number(l), Value::Number(r)) = (&left, &right) {
+            let left_wins = if want_max { l >= r } else { l <= r };
+            return Some(if left_wins { left } else { right });
+        }
+        // A number operand takes part (and is returned) as milli-units.
+        let (l, r) = (to_quantity(&left), to_quantity(&right));
+        let order = l.compare(&r);
+        let left_wins = if want_max { order.is_ge() } else { order.is_le() };
+        Some(Value::Quantity(if left_wins { l } else { r }))
+    }
+}
+
+/// Go's `%g` of a float (shortest representation).
+pub(crate) fn go_format_g(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let sign = if f < 0.0 { "-" } else { "" };
+    if !(-4..6).contains(&exp) {
+        let (first, rest) = digits.split_at(1);
+        let dot = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        return format!("{sign}{first}{dot}e{esign}{:02}", exp.abs());
+    }
+    if exp < 0 {
+        return format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize));
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        format!("{sign}{digits}{}", "0".repeat(int_len - digits.len()))
+    } else {
+        format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
+    }
+}
+
+/// Evaluates `expr` with the one variable `variable` (`cpu` or `memory`) bound to `value`. The error is
+/// OpenKruise's calculator error.
+pub(crate) fn evaluate(expr: &str, variable: &str, value: &Quantity) -> Result<Value, String> {
+    let mut lexer = Lexer {
+        input: expr.as_bytes(),
+        pos: 0,
+    };
+    let look = lexer.next();
+    let mut p = Parser {
+        lexer,
+        look,
+        variable,
+        value,
+        error: None,
+    };
+    let parsed = p.expr().and_then(|v| {
+        if p.look == Token::Eof {
+            Ok(v)
+        } else {
+            Err(SyntaxError)
+        }
+    });
+    let result = match parsed {
+        Err(SyntaxError) => {
+            let (line, col) = p.lexer.position();
+            return Err(p
+                .error
+                .unwrap_or_else(|| format!("parse error: syntax error at line {line}, col {col}")));
+        }
+        Ok(None) => return Err(p.error.unwrap_or_else(|| "no result from parser".into())),
+        Ok(Some(v)) => v,
+    };
+    match &result {
+        Value::Quantity(q) if q.is_negative() => {
+            Err(format!("calculation result is negative: {}", q.to_go_string()))
+        }
+        Value::Number(n) if *n < 0.0 => Err(format!("calculation result is negative: {}", go_format_g(*n))),
+        _ => Ok(result),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::quantity::ERR_RANGE as RANGE;
+    use super::*;
+
+    fn q(s: &str) -> Quantity {
+        Quantity::parse(s).unwrap()
+    }
+
+    fn eval(expr: &str, var: &str, value: &str) -> Result<String, String> {
+        evaluate(expr, var, &q(value)).map(|v| match v {
+            Value::Number(n) => format!("#{}", go_format_g(n)),
+            Value::Quantity(q) => q.to_go_string(),
+        })
+    }
+
+    #[test]
+    fn openkruise_expressions() {
+        for (expr, var, value, want) in [
+            ("cpu*50%", "cpu", "200m", "100m"),
+            ("memory*30%", "memory", "600Mi", "180Mi"),
+            ("max(cpu*50%, 100m)", "cpu", "150m", "100m"),
+            ("max(cpu*50%, 100m)", "cpu", "400m", "200m"),
+            ("cpu + 50m", "cpu", "100m", "150m"),
+            ("max(memory*20% + 100Mi, 200Mi)", "memory", "800Mi", "260Mi"),
+            ("500m", "cpu", "100m", "500m"),
+            ("1Gi", "memory", "500Mi", "1Gi"),
+            ("cpu*50%", "cpu", "0", "0"),
+            ("memory*25%", "memory", "400Mi", "100Mi"),
+            ("1", "cpu", "2", "#1"),
+            // README examples.
+            ("2 + 3 * 4", "cpu", "0", "#14"),
+            ("50% * 200", "cpu", "0", "#100"),
+            ("max(10, 20)", "cpu", "0", "#20"),
+            ("100m + 50m", "cpu", "0", "150m"),
+            ("40m * 2", "cpu", "0", "80m"),
+            ("max(40m, 20)", "cpu", "0", "20"),
+            ("max(cpu*50%, 50m)", "cpu", "200m", "100m"),
+            ("max(memory*50%, 100Mi)", "memory", "512Mi", "256Mi"),
+        ] {
+            assert_eq!(
+                eval(expr, var, value).as_deref(),
+                Ok(want),
+                "{expr} with {var}={value}"
+            );
+        }
+    }
+
+    /// The cases of OpenKruise's calculator tests (numbers print as Go's `%g`).
+    #[test]
+    fn openkruise_calculator_cases() {
+        for (expr, var, value, want) in [
+            ("cpu", "cpu", "100m", "100m"),
+            ("cpu * 2", "cpu", "50m", "100m"),
+            ("max(cpu, 200m)", "cpu", "100m", "200m"),
+            (
+                "min(max(max(max(0.5,0.5*cpu),cpu-1.0),cpu-1.0),3.0)",
+                "cpu",
+                "0.5",
+                "500m",
+            ),
+            ("max(0.25, cpu)", "cpu", "100m", "250m"),
+            ("max(cpu, 0.75)", "cpu", "500m", "750m"),
+            ("min(0.8, cpu)", "cpu", "1.0", "800m"),
+            ("min(cpu, 1.5)", "cpu", "2.0", "1500m"),
+            ("max(min(2*cpu,-cpu+3.0),2*cpu-3.0)", "cpu", "1.5", "1500m"),
+            ("max(min(2*cpu,3.0-cpu),2*cpu-3.0)", "cpu", "1.5", "1500m"),
+            ("memory + 100Mi", "memory", "200Mi", "300Mi"),
+            ("0.5 * memory + max(0, memory-2Gi)", "memory", "8Gi", "10Gi"),
+            ("2 + 3", "cpu", "0", "#5"),
+            ("15 / 3", "cpu", "0", "#5"),
+            ("50%", "cpu", "0", "#0.5"),
+            ("100% * 2", "cpu", "0", "#2"),
+            ("100.5%", "cpu", "0", "#1.005"),
+            (
+                "min(max(max(max(0.5,0.5*0.5),0.5-1.0),0.5-1.0),3.0)",
+                "cpu",
+                "0",
+                "#0.5",
+            ),
+            (
+                "min(max(max(max(500m,0.5*0.5),0.5-1.0),0.5-1.0),3.0)",
+                "cpu",
+                "0",
+                "500m",
+            ),
+            ("40m + 20m", "cpu", "0", "60m"),
+            ("100Mi - 50Mi", "cpu", "0", "50Mi"),
+            ("2 * 40m", "cpu", "0", "80m"),
+            ("100m / 2", "cpu", "0", "50m"),
+            ("min(40m, 20m)", "cpu", "0", "20m"),
+            ("10+-5", "cpu", "0", "#5"),
+            ("10--5", "cpu", "0", "#15"),
+            ("20+-10+5", "cpu", "0", "#15"),
+            ("1e-3", "cpu", "0", "#0.001"),
+            ("2.5E+1", "cpu", "0", "#25"),
+            ("1e3+-200", "cpu", "0", "#800"),
+            ("1k", "cpu", "0", "1k"),
+            ("100M", "cpu", "0", "100M"),
+            ("1Pi", "cpu", "0", "1Pi"),
+            ("0m + 0m", "cpu", "0", "0"),
+            ("1000Gi + 500Gi", "cpu", "0", "1500Gi"),
+            ("1.5Gi * 2", "cpu", "0", "3Gi"),
+            ("1Gi + 100Mi", "cpu", "0", "1124Mi"),
+            ("max(100m, 100m)", "cpu", "0", "100m"),
+            ("(100m + 50m) * 2 - 50m", "cpu", "0", "250m"),
+            ("max(100m * 50%, 30m)", "cpu", "0", "50m"),
+            ("max(10 + 5, 20 - 5) * 2", "cpu", "0", "#30"),
+            ("max(100m, min(200m, 150m)) + 50m", "cpu", "0", "200m"),
+            ("1e", "cpu", "0", "#0"),
+            ("1e+", "cpu", "0", "#0"),
+            ("max(1e3, 100m)", "cpu", "0", "1k"),
+            (".5 + .5", "cpu", "0", "#1"),
+            (".5Mi", "cpu", "0", "512Ki"),
+            ("2\n+\n3", "cpu", "0", "#5"),
+        ] {
+            assert_eq!(
+                eval(expr, var, value).as_deref(),
+                Ok(want),
+                "{expr} with {var}={value}"
+            );
+        }
+        for expr in [
+            "5..5",
+            "5%%",
+            "10 / 0",
+            "unknown(1, 2)",
+            "40m * 2m",
+            "2 / 40m",
+            "-10",
+            "-100m",
+            "10 - 20",
+            "50m - 100m",
+            "",
+            "   ",
+            "2 + @",
+            "(2 + 3",
+            "()",
+            "max()",
+            "max(10)",
+            "max(10, 20, 30)",
+            "max(10, 20 / 0)",
+            "max(10, unknown(20, 30))",
+            "1e3e2",
+            "1eKi",
+            "undefined_var",
+        ] {
+            assert!(eval(expr, "cpu", "50m").is_err(), "{expr}");
+        }
+    }
+
+    #[test]
+    fn operators_and_precedence() {
+        for (expr, want) in [
+            ("-2 * -3", "#6"),
+            ("10 - 2 - 3", "#5"),
+            ("12 / 2 / 3", "#2"),
+            ("(1 + 2) * 3", "#9"),
+            ("- (1 - 3)", "#2"),
+            ("MAX(1, 2)", "#2"),
+            ("min(3, 2.5)", "#2.5"),
+            ("min(1, 1500m)", "1"),
+            ("min(2, 1500m)", "1500m"),
+            ("1.5e3", "#1500"),
+            ("1e999", "#+Inf"),
+            ("1e999%", "#0"),
+            ("100Mib", "#0"),
+            ("5%3", "#0"),
+            ("1 + 1m", "1001m"),
+            ("1Mi - 1Mi", "0"),
+            ("1Gi / 3", "357913941333m"),
+            ("3 * 1Ki", "3Ki"),
+            ("CPU + 0", "500m"),
+            ("cpu\u{0}garbage", "500m"),
+            ("\tcpu\n", "500m"),
+            ("max(1m, 08m)", "08m"),
+        ] {
+            assert_eq!(eval(expr, "cpu", "500m").as_deref(), Ok(want), "{expr}");
+        }
+    }
+
+    #[test]
+    fn errors() {
+        for (expr, want) in [
+            ("cpu * invalid", "undefined variable: invalid"),
+            ("foo * Bar", "undefined variable: bar"),
+            ("cpu * cpu", "multiplication of two quantities"),
+            ("cpu / cpu", "division by quantity"),
+            ("cpu / 0", "division by zero"),
+            ("1 / 0", "division by zero"),
+            ("max(1)", "max function requires exactly 2 arguments, got 1"),
+            ("Avg(1, 2)", "unknown function: Avg"),
+            ("max(x)", "max function requires exactly 2 arguments, got 1"),
+            ("cpu - 1", "calculation result is negative: -500m"),
+            ("0 - 1", "calculation result is negative: -1"),
+            ("0 - 0.00001", "calculation result is negative: -1e-05"),
+            ("0 - 1234567", "calculation result is negative: -1.234567e+06"),
+            ("-08m", "calculation result is negative: -8m"),
+            ("max(-08m, -9m)", "calculation result is negative: -8m"),
+            (
+                "1e5m",
+                "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            ),
+            ("10P * 2", RANGE),
+            (
+                "1P * 1000000",
+                "calculation result is negative: -9223372036854775808m",
+            ),
+            ("cpu +", "parse error: syntax error at line 1, col 6"),
+            ("cpu )", "parse error: syntax error at line 1, col 6"),
+            ("max(1, 2, 3)", "parse error: syntax error at line 1, col 10"),
+            ("(1 + 2", "parse error: syntax error at line 1, col 7"),
+            ("1 +\n  * 2", "parse error: syntax error at line 2, col 4"),
+            ("1Ei", "parse error: syntax error at line 1, col 4"),
+            ("cpu_x", "undefined variable: cpu_x"),
+            ("_cpu", "parse error: syntax error at line 1, col 2"),
+            ("cpu 50%", "parse error: syntax error at line 1, col 8"),
+            ("", "parse error: syntax error at line 1, col 1"),
+            // The semantic error met before the syntax error wins.
+            ("nope +", "undefined variable: nope"),
+            ("caf\u{e9}", "undefined variable: caf\u{fffd}"),
+            // U+00A0 is the bytes C2 A0: a letter, then a space.
+            ("\u{a0}cpu", "undefined variable: \u{fffd}"),
+        ] {
+            assert_eq!(eval(expr, "cpu", "500m"), Err(want.to_string()), "{expr}");
+        }
+    }
+
+    #[test]
+    fn go_g_format() {
+        for (f, want) in [
+            (1.0, "1"),
+            (-0.5, "-0.5"),
+            (100000.0, "100000"),
+            (1e6, "1e+06"),
+            (123456.7, "123456.7"),
+            (0.0001, "0.0001"),
+            (0.00001234, "1.234e-05"),
+            (1e21, "1e+21"),
+            (f64::NEG_INFINITY, "-Inf"),
+        ] {
+            assert_eq!(go_format_g(f), want, "{f}");
+        }
+    }
+}
