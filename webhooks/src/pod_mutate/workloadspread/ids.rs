@@ -4,6 +4,8 @@
 //! as unique as random draws, and a decision taken twice for one request (the binary re-decides after a
 //! 409 on a status write) names the pod the same way both times.
 
+use std::fmt::Write as _;
+
 use crate::AdmissionRequest;
 
 /// A deterministic stream of pseudo-random words seeded by the request and a purpose.
@@ -60,7 +62,11 @@ pub(crate) fn uuid(request: &AdmissionRequest, purpose: &str) -> String {
     bytes[8..].copy_from_slice(&entropy.next_u64().to_be_bytes());
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut hex = String::with_capacity(32);
+    for b in bytes {
+        // Writing into a String cannot fail.
+        let _ = write!(hex, "{b:02x}");
+    }
     format!(
         "{}-{}-{}-{}-{}",
         &hex[0..8],
