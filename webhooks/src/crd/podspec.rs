@@ -148,6 +148,23 @@ fn validate_ports(ports: &[Value], path: &Path) -> ErrorList {
     errs
 }
 
+/// The liveness, readiness and startup probes of a container (readiness may succeed more than once).
+fn validate_probes(container: &Value, path: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
+    for (key, must_succeed_once) in [
+        ("livenessProbe", true),
+        ("readinessProbe", false),
+        ("startupProbe", true),
+    ] {
+        errs.extend(validate_probe(
+            container.get(key),
+            &path.child(key),
+            must_succeed_once,
+        ));
+    }
+    errs
+}
+
 fn validate_probe(probe: Option<&Value>, path: &Path, must_succeed_once: bool) -> ErrorList {
     let mut errs = ErrorList::new();
     let Some(probe) = probe.filter(|p| !p.is_null()) else {
@@ -270,21 +287,7 @@ pub fn validate_pod_spec(spec: &Value, path: &Path, for_pod: bool) -> ErrorList 
         if !names.insert(name.to_string()) {
             errs.push(duplicate(&p.child("name"), name));
         }
-        errs.extend(validate_probe(
-            c.get("livenessProbe"),
-            &p.child("livenessProbe"),
-            true,
-        ));
-        errs.extend(validate_probe(
-            c.get("readinessProbe"),
-            &p.child("readinessProbe"),
-            false,
-        ));
-        errs.extend(validate_probe(
-            c.get("startupProbe"),
-            &p.child("startupProbe"),
-            true,
-        ));
+        errs.extend(validate_probes(c, &p));
         if c.get("restartPolicy").is_some_and(|v| !v.is_null()) {
             errs.push(forbidden(
                 &p.child("restartPolicy"),
@@ -312,21 +315,7 @@ pub fn validate_pod_spec(spec: &Value, path: &Path, for_pod: bool) -> ErrorList 
             }
         };
         if sidecar {
-            errs.extend(validate_probe(
-                c.get("livenessProbe"),
-                &p.child("livenessProbe"),
-                true,
-            ));
-            errs.extend(validate_probe(
-                c.get("readinessProbe"),
-                &p.child("readinessProbe"),
-                false,
-            ));
-            errs.extend(validate_probe(
-                c.get("startupProbe"),
-                &p.child("startupProbe"),
-                true,
-            ));
+            errs.extend(validate_probes(c, &p));
         } else {
             for key in ["lifecycle", "livenessProbe", "readinessProbe", "startupProbe"] {
                 if c.get(key).is_some_and(|v| !v.is_null()) {
