@@ -14,6 +14,7 @@ pub mod apps;
 pub mod common;
 pub mod conversion;
 pub mod crd;
+pub mod pod;
 pub mod policy;
 mod serde_util;
 
@@ -25,5 +26,6 @@ pub use conversion::{
     sidecarset_to_v1beta1, workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
 };
 pub use crd::{crds, crds_yaml};
+pub use pod::PodRecord;
 pub use policy::v1alpha1 as policy_v1alpha1;
 pub use policy::v1beta1 as policy_v1beta1;
