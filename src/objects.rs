@@ -1,9 +1,12 @@
 //! Reading Kubernetes objects from YAML or JSON files: multi-document streams, `kind: List`, and
 //! directories read recursively (in name order, hidden files skipped).
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
 
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
 
 /// Why objects could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -23,13 +26,29 @@ pub enum ObjectsError {
 /// Every object found under `paths`, in order.
 pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Value>, ObjectsError> {
     let mut out = Vec::new();
-    for path in paths {
-        load_path(path, &mut out)?;
-    }
+    for_each_object(paths, &mut |object| {
+        out.push(object);
+        Ok::<(), ObjectsError>(())
+    })?;
     Ok(out)
 }
 
-fn load_path(path: &Path, out: &mut Vec<Value>) -> Result<(), ObjectsError> {
+/// Hands every object found under `paths` to `visit`, in order, one at a time: a JSON array is parsed
+/// item by item, so a file of 10,000 pods never exists as one parsed tree.
+pub fn for_each_object<E: From<ObjectsError>>(
+    paths: &[PathBuf],
+    visit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
+    for path in paths {
+        visit_path(path, visit)?;
+    }
+    Ok(())
+}
+
+fn visit_path<E: From<ObjectsError>>(
+    path: &Path,
+    visit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
     let io = |source| ObjectsError::Io {
         path: path.to_path_buf(),
         source,
@@ -49,60 +68,109 @@ fn load_path(path: &Path, out: &mut Vec<Value>) -> Result<(), ObjectsError> {
                 .iter()
                 .any(|ext| entry.extension().and_then(|e| e.to_str()) == Some(ext));
             if entry.is_dir() || is_manifest {
-                load_path(&entry, out)?;
+                visit_path(&entry, visit)?;
             }
         }
         return Ok(());
     }
     let text = std::fs::read_to_string(path).map_err(io)?;
-    parse_objects(&text, path, out)
+    visit_objects(&text, path, visit)
 }
 
 /// Parses a YAML (or JSON) stream into objects, flattening `kind: List`.
 pub fn parse_objects(text: &str, path: &Path, out: &mut Vec<Value>) -> Result<(), ObjectsError> {
-    let documents: Vec<Value> = if text.trim_start().starts_with(['{', '[']) {
-        // JSON: one value, possibly an array of objects.
-        match serde_json::from_str(text) {
-            Ok(Value::Array(items)) => items,
-            Ok(v) => vec![v],
-            Err(e) => {
-                return Err(ObjectsError::Parse {
-                    path: path.into(),
-                    message: e.to_string(),
-                });
-            }
+    visit_objects(text, path, &mut |object| {
+        out.push(object);
+        Ok::<(), ObjectsError>(())
+    })
+}
+
+/// [`parse_objects`], handing each object to `visit` as soon as it is parsed.
+fn visit_objects<E: From<ObjectsError>>(
+    text: &str,
+    path: &Path,
+    visit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
+    let parse_error = |e: &dyn std::fmt::Display| ObjectsError::Parse {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    fn json_items(raw: &str) -> Result<Vec<&RawValue>, serde_json::Error> {
+        serde_json::from_str(raw)
+    }
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        // A JSON array: items are parsed one at a time from their raw text.
+        for (index, item) in json_items(text)
+            .map_err(|e| parse_error(&e))?
+            .into_iter()
+            .enumerate()
+        {
+            let doc = serde_json::from_str(item.get()).map_err(|e| parse_error(&e))?;
+            visit_document(doc, index, path, visit)?;
         }
+        return Ok(());
+    }
+    if trimmed.starts_with('{')
+        && let Some(items) = json_list_items(text).map_err(|e| parse_error(&e))?
+    {
+        // A JSON `kind: …List` (`kubectl get -o json`): its items one at a time.
+        for item in json_items(items.get()).map_err(|e| parse_error(&e))? {
+            visit(serde_json::from_str(item.get()).map_err(|e| parse_error(&e))?)?;
+        }
+        return Ok(());
+    }
+    let documents: Vec<Value> = if trimmed.starts_with('{') {
+        vec![serde_json::from_str(text).map_err(|e| parse_error(&e))?]
     } else {
-        serde_saphyr::from_multiple(text).map_err(|e| ObjectsError::Parse {
-            path: path.into(),
-            message: e.to_string(),
-        })?
+        serde_saphyr::from_multiple(text).map_err(|e| parse_error(&e))?
     };
     for (index, doc) in documents.into_iter().enumerate() {
-        let Value::Object(mut map) = doc else {
-            if doc.is_null() {
-                continue;
-            }
-            return Err(ObjectsError::NotAnObject {
-                path: path.into(),
-                index: index + 1,
-            });
-        };
-        let Some(kind) = map.get("kind").and_then(Value::as_str) else {
-            return Err(ObjectsError::NotAnObject {
-                path: path.into(),
-                index: index + 1,
-            });
-        };
-        if kind.ends_with("List") && map.get("items").is_some_and(Value::is_array) {
-            if let Some(Value::Array(items)) = map.remove("items") {
-                out.extend(items);
-            }
-        } else {
-            out.push(Value::Object(map));
-        }
+        visit_document(doc, index, path, visit)?;
     }
     Ok(())
+}
+
+/// The raw `items` of a JSON object whose `kind` ends in `List` and whose `items` is an array.
+fn json_list_items(text: &str) -> Result<Option<&RawValue>, serde_json::Error> {
+    let fields: BTreeMap<String, &RawValue> = serde_json::from_str(text)?;
+    let kind = fields
+        .get("kind")
+        .and_then(|k| serde_json::from_str::<String>(k.get()).ok());
+    let items = fields.get("items").copied().filter(|i| i.get().starts_with('['));
+    Ok(items.filter(|_| kind.is_some_and(|k| k.ends_with("List"))))
+}
+
+/// One document: skipped when empty, an error without a kind, its items when it is a `List`.
+fn visit_document<E: From<ObjectsError>>(
+    doc: Value,
+    index: usize,
+    path: &Path,
+    visit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
+    let not_an_object = || ObjectsError::NotAnObject {
+        path: path.into(),
+        index: index + 1,
+    };
+    let Value::Object(mut map) = doc else {
+        if doc.is_null() {
+            return Ok(());
+        }
+        return Err(not_an_object().into());
+    };
+    let Some(kind) = map.get("kind").and_then(Value::as_str) else {
+        return Err(not_an_object().into());
+    };
+    if kind.ends_with("List") && map.get("items").is_some_and(Value::is_array) {
+        if let Some(Value::Array(items)) = map.remove("items") {
+            for item in items {
+                visit(item)?;
+            }
+        }
+        Ok(())
+    } else {
+        visit(Value::Object(map))
+    }
 }
 
 #[cfg(test)]
@@ -134,6 +202,25 @@ mod tests {
             1
         );
         assert_eq!(parse(r#"[{"kind":"Pod"},{"kind":"Pod"}]"#).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn json_lists_are_read_item_by_item() {
+        let objs = parse(
+            r#"{"apiVersion":"v1","kind":"List","metadata":{},"items":[{"kind":"Pod","metadata":{"name":"p"}},{"kind":"Pod","metadata":{"name":"q"}}]}"#,
+        )
+        .unwrap();
+        let names: Vec<_> = objs
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["p", "q"]);
+        // Not a list after all: the object itself.
+        assert_eq!(parse(r#"{"kind":"PodList","items":"none"}"#).unwrap().len(), 1);
+        assert!(matches!(
+            parse(r#"{"kind":"List","items":[{"kind":"Pod"},{"kind":]}"#).unwrap_err(),
+            ObjectsError::Parse { .. }
+        ));
     }
 
     #[test]

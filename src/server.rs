@@ -67,12 +67,10 @@ pub fn cert_config(args: &ServeArgs) -> CertConfig {
     config
 }
 
-/// Builds the in-memory state of standalone mode from `--objects`.
+/// Builds the in-memory state of standalone mode from `--objects`, one object at a time.
 pub fn load_view(paths: &[std::path::PathBuf]) -> anyhow::Result<MemoryView> {
     let mut view = MemoryView::default();
-    for object in objects::load_paths(paths)? {
-        view.add(object)?;
-    }
+    objects::for_each_object(paths, &mut |object| view.add(object).map_err(anyhow::Error::from))?;
     Ok(view)
 }
 

@@ -6,16 +6,18 @@
 //! `PodRecord` deserialises from the same JSON (unknown fields are skipped) and keeps:
 //!
 //! - `metadata` whole, except `managedFields` (never read, often the largest part);
-//! - `spec`: `nodeName`, `readinessGates`, and per container and init container `name`, `image`,
-//!   `resources`, `restartPolicy` and only the env entries named in [`RECORDED_ENV`];
+//! - `spec`: `nodeName`, `readinessGates`, and per container `name`, `image` and only the env entries
+//!   named in [`RECORDED_ENV`];
 //! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
-//!   `restartCount`, `started`.
+//!   `restartCount`, `started`, `containerID`.
+//!
+//! A field joins the record when a webhook or controller starts reading it.
 //!
 //! It is a `k8s_openapi::Resource` of kind `v1/Pod`, so kube-runtime watchers and reflectors list and
 //! watch it from the pods endpoint directly. It is never written back: writes to pods are patches.
 
 use k8s_openapi::{
-    api::core::v1::{EnvVar, PodCondition, PodReadinessGate, ResourceRequirements},
+    api::core::v1::{EnvVar, PodCondition, PodReadinessGate},
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 use serde::{Deserialize, Deserializer, Serialize};
@@ -48,9 +50,6 @@ pub struct PodRecordSpec {
     /// `spec.containers`.
     #[serde(default)]
     pub containers: Vec<ContainerRecord>,
-    /// `spec.initContainers`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub init_containers: Option<Vec<ContainerRecord>>,
     /// `spec.nodeName`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
@@ -75,12 +74,6 @@ pub struct ContainerRecord {
         skip_serializing_if = "Option::is_none"
     )]
     pub env: Option<Vec<EnvVar>>,
-    /// `resources`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<ResourceRequirements>,
-    /// `restartPolicy` (`Always` marks a native sidecar among init containers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<String>,
 }
 
 /// The recorded part of a pod's status.
@@ -96,9 +89,6 @@ pub struct PodRecordStatus {
     /// `containerStatuses`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<ContainerStatusRecord>>,
-    /// `initContainerStatuses`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub init_container_statuses: Option<Vec<ContainerStatusRecord>>,
 }
 
 /// The recorded part of a container status.
@@ -122,6 +112,9 @@ pub struct ContainerStatusRecord {
     /// `started`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<bool>,
+    /// `containerID`.
+    #[serde(default, rename = "containerID", skip_serializing_if = "Option::is_none")]
+    pub container_id: Option<String>,
 }
 
 fn metadata_without_managed_fields<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
@@ -194,7 +187,7 @@ mod tests {
             "status": {"phase": "Running", "podIP": "10.0.0.1",
                 "conditions": [{"type": "Ready", "status": "True"}],
                 "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "docker://sha256:1",
-                    "ready": true, "restartCount": 2, "started": true,
+                    "containerID": "containerd://c1", "ready": true, "restartCount": 2, "started": true,
                     "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
         })
     }
@@ -209,18 +202,17 @@ mod tests {
                 "spec": {
                     "nodeName": "n1",
                     "readinessGates": [{"conditionType": "KruisePodReady"}],
-                    "initContainers": [{"name": "proxy", "image": "envoy:1", "restartPolicy": "Always"}],
                     "containers": [{
                         "name": "app", "image": "app:1",
                         "env": [{"name": "IS_INJECTED", "value": "true"},
                                 {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef":
-                                    {"name": "p-barrier", "key": "p_1000"}}}],
-                        "resources": {"requests": {"cpu": "100m"}}
+                                    {"name": "p-barrier", "key": "p_1000"}}}]
                     }]
                 },
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "docker://sha256:1",
-                        "ready": true, "restartCount": 2, "started": true}]}
+                        "containerID": "containerd://c1", "ready": true, "restartCount": 2,
+                        "started": true}]}
             })
         );
     }

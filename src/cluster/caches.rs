@@ -12,9 +12,10 @@ use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
     batch::v1::Job,
-    core::v1::{ConfigMap, Namespace, PersistentVolumeClaim, Pod},
+    core::v1::{ConfigMap, Namespace, PersistentVolumeClaim},
 };
 use kruise_api::{
+    PodRecord,
     apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -35,7 +36,7 @@ use serde_json::Value;
 #[derive(Clone)]
 pub struct ClusterCache {
     namespaces: Store<Namespace>,
-    pods: Store<Pod>,
+    pods: Store<PodRecord>,
     pvcs: Store<PersistentVolumeClaim>,
     sidecar_sets: Store<SidecarSet>,
     pod_unavailable_budgets: Store<PodUnavailableBudget>,
@@ -233,11 +234,11 @@ impl ClusterView for ClusterCache {
         self.namespaces.get(&ObjectRef::new(name))
     }
 
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
+    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>> {
         self.pods.get(&ObjectRef::new(name).within(namespace))
     }
 
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
+    fn pods(&self, namespace: &str) -> Vec<Arc<PodRecord>> {
         in_namespace(&self.pods, namespace)
     }
 

@@ -5,10 +5,8 @@
 //! containers of higher priorities become ready; then it marks the pod
 //! `apps.kruise.io/container-launch-priority-completed: "true"`.
 
-use k8s_openapi::{
-    api::core::v1::{ConfigMap, Container, Pod},
-    apimachinery::pkg::apis::meta::v1::OwnerReference,
-};
+use k8s_openapi::{api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::OwnerReference};
+use kruise_api::{PodRecord, pod::ContainerRecord};
 use kube::api::ObjectMeta;
 
 /// The env var the webhook injects.
@@ -28,7 +26,7 @@ pub fn key(priority: i64) -> String {
 
 /// A container's launch priority, from its barrier env key (`p_<n>`); `None` without the env. A key
 /// that does not parse counts as 0, as in OpenKruise.
-pub fn container_priority(container: &Container) -> Option<i64> {
+pub fn container_priority(container: &ContainerRecord) -> Option<i64> {
     let env = container.env.as_ref()?.iter().find(|e| e.name == BARRIER_ENV)?;
     let key = env
         .value_from
@@ -40,7 +38,7 @@ pub fn container_priority(container: &Container) -> Option<i64> {
 }
 
 /// The priorities of the containers that are not ready yet, ascending.
-pub fn next_priorities(pod: &Pod) -> Vec<i64> {
+pub fn next_priorities(pod: &PodRecord) -> Vec<i64> {
     let ready: Vec<&str> = pod
         .status
         .as_ref()
@@ -60,7 +58,7 @@ pub fn next_priorities(pod: &Pod) -> Vec<i64> {
     priorities
 }
 
-fn containers_ready(pod: &Pod) -> bool {
+fn containers_ready(pod: &PodRecord) -> bool {
     pod.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
@@ -71,7 +69,7 @@ fn containers_ready(pod: &Pod) -> bool {
 }
 
 /// Whether the pod needs the controller at all (no API read needed to decide).
-pub fn wanted(pod: &Pod) -> bool {
+pub fn wanted(pod: &PodRecord) -> bool {
     let completed = pod
         .metadata
         .annotations
@@ -100,7 +98,7 @@ fn has_key(barrier: &ConfigMap, priority: i64) -> bool {
 }
 
 /// The empty barrier of `pod`, owned by it.
-pub fn barrier_for(pod: &Pod) -> ConfigMap {
+pub fn barrier_for(pod: &PodRecord) -> ConfigMap {
     let name = pod.metadata.name.clone().unwrap_or_default();
     ConfigMap {
         metadata: ObjectMeta {
@@ -122,7 +120,7 @@ pub fn barrier_for(pod: &Pod) -> ConfigMap {
 
 /// What to write for `pod`, given its barrier ConfigMap (`None`: not found). With no barrier the only
 /// step is creating it; the next pass continues from the created one.
-pub fn plan(pod: &Pod, barrier: Option<&ConfigMap>) -> Vec<Step> {
+pub fn plan(pod: &PodRecord, barrier: Option<&ConfigMap>) -> Vec<Step> {
     if !wanted(pod) {
         return Vec::new();
     }
@@ -160,7 +158,7 @@ mod tests {
         }
     }
 
-    fn pod(containers: &[(&str, Option<i64>, bool)]) -> Pod {
+    fn pod(containers: &[(&str, Option<i64>, bool)]) -> PodRecord {
         serde_json::from_value(json!({
             "metadata": {"name": "web-0", "namespace": "ns", "uid": "u-1"},
             "spec": {"containers": containers.iter().map(|(n, p, _)| container(n, *p)).collect::<Vec<_>>()},
@@ -197,7 +195,7 @@ mod tests {
         // Spec §G timeline: A has priority 0, B priority 10.
         let both_waiting = pod(&[("a", Some(0), false), ("b", Some(10), false)]);
         let b_ready = pod(&[("a", Some(0), false), ("b", Some(10), true)]);
-        let cases: Vec<(&str, &Pod, Option<ConfigMap>, Vec<Step>)> = vec![
+        let cases: Vec<(&str, &PodRecord, Option<ConfigMap>, Vec<Step>)> = vec![
             (
                 "no barrier yet: create it empty, owned by the pod",
                 &both_waiting,

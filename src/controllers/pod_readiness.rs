@@ -3,14 +3,15 @@
 //! afterwards other writers (lifecycle hooks) flip it by adding "not ready" keys to its message, and the
 //! controller never touches an existing condition.
 
-use k8s_openapi::{api::core::v1::Pod, jiff::Timestamp};
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
 use serde_json::{Value, json};
 
 /// The readiness gate and condition type.
 pub const KRUISE_POD_READY: &str = "KruisePodReady";
 
 /// Whether the pod asks for the `KruisePodReady` gate.
-pub fn has_gate(pod: &Pod) -> bool {
+pub fn has_gate(pod: &PodRecord) -> bool {
     pod.spec
         .as_ref()
         .and_then(|s| s.readiness_gates.as_ref())
@@ -18,7 +19,7 @@ pub fn has_gate(pod: &Pod) -> bool {
 }
 
 /// Whether the pod already has the condition (whatever its status).
-pub fn has_condition(pod: &Pod) -> bool {
+pub fn has_condition(pod: &PodRecord) -> bool {
     pod.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
@@ -29,7 +30,7 @@ pub fn has_condition(pod: &Pod) -> bool {
 /// nothing to do (no gate, condition present, pod terminating). The patch carries the pod's
 /// resourceVersion: if another writer added the condition meanwhile, the API answers 409 and the next
 /// pass sees theirs.
-pub fn plan(pod: &Pod, now: Timestamp) -> Option<Value> {
+pub fn plan(pod: &PodRecord, now: Timestamp) -> Option<Value> {
     if pod.metadata.deletion_timestamp.is_some() || !has_gate(pod) || has_condition(pod) {
         return None;
     }
@@ -51,7 +52,7 @@ pub fn plan(pod: &Pod, now: Timestamp) -> Option<Value> {
 mod tests {
     use super::*;
 
-    fn pod(value: Value) -> Pod {
+    fn pod(value: Value) -> PodRecord {
         serde_json::from_value(value).unwrap()
     }
 

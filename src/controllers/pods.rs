@@ -1,11 +1,12 @@
 //! Pod helpers shared by the controllers, and the one kube-runtime loop over pods that runs the
 //! per-pod passes ([`super::pod_readiness`], [`super::launch_priority`]) — one pod watch for both.
 
+use kruise_api::PodRecord;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use futures::StreamExt as _;
 use k8s_openapi::{
-    api::core::v1::{ConfigMap, Pod},
+    api::core::v1::ConfigMap,
     apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
     jiff::Timestamp,
 };
@@ -20,13 +21,13 @@ use serde_json::json;
 use super::{Context, ERROR_REQUEUE, Error, launch_priority, pod_readiness};
 
 /// Not Succeeded, not Failed, not being deleted (Kubernetes' `IsPodActive`).
-pub fn is_active(pod: &Pod) -> bool {
+pub fn is_active(pod: &PodRecord) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
 }
 
 /// Running, Ready=True and not being deleted.
-pub fn is_running_and_ready(pod: &Pod) -> bool {
+pub fn is_running_and_ready(pod: &PodRecord) -> bool {
     let Some(status) = pod.status.as_ref() else {
         return false;
     };
@@ -49,13 +50,13 @@ pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
 }
 
 /// The pod's annotation `key`.
-pub fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
+pub fn annotation<'a>(pod: &'a PodRecord, key: &str) -> Option<&'a str> {
     pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
 }
 
 /// Runs the per-pod passes over every pod until aborted.
 pub async fn run(context: Context) {
-    let pods: Api<Pod> = Api::all(context.client.clone());
+    let pods: Api<PodRecord> = Api::all(context.client.clone());
     Controller::new(pods, watcher::Config::default().any_semantic())
         .with_config(kube::runtime::controller::Config::default().concurrency(4))
         .run(reconcile, error_policy, Arc::new(context))
@@ -67,16 +68,16 @@ pub async fn run(context: Context) {
         .await;
 }
 
-fn error_policy(pod: Arc<Pod>, error: &Error, _: Arc<Context>) -> Action {
+fn error_policy(pod: Arc<PodRecord>, error: &Error, _: Arc<Context>) -> Action {
     tracing::warn!(pod = %pod.name_any(), namespace = pod.namespace().unwrap_or_default(), %error,
         "pod pass failed; retrying");
     Action::requeue(ERROR_REQUEUE)
 }
 
-async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, Error> {
+async fn reconcile(pod: Arc<PodRecord>, context: Arc<Context>) -> Result<Action, Error> {
     let namespace = pod.namespace().unwrap_or_default();
     let name = pod.name_any();
-    let api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+    let api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
     if let Some(patch) = pod_readiness::plan(&pod, Timestamp::now()) {
         match api
             .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
@@ -95,9 +96,14 @@ async fn reconcile(pod: Arc<Pod>, context: Arc<Context>) -> Result<Action, Error
     Ok(Action::await_change())
 }
 
-async fn launch_barrier(pod: &Pod, context: &Context, namespace: &str, name: &str) -> Result<Action, Error> {
+async fn launch_barrier(
+    pod: &PodRecord,
+    context: &Context,
+    namespace: &str,
+    name: &str,
+) -> Result<Action, Error> {
     let maps: Api<ConfigMap> = Api::namespaced(context.client.clone(), namespace);
-    let pods: Api<Pod> = Api::namespaced(context.client.clone(), namespace);
+    let pods: Api<PodRecord> = Api::namespaced(context.client.clone(), namespace);
     let barrier_name = launch_priority::barrier_name(name);
     let mut barrier = maps.get_opt(&barrier_name).await?;
     // At most two rounds: create the barrier, then act on it.
@@ -141,7 +147,7 @@ async fn launch_barrier(pod: &Pod, context: &Context, namespace: &str, name: &st
 mod tests {
     use super::*;
 
-    fn pod(value: serde_json::Value) -> Pod {
+    fn pod(value: serde_json::Value) -> PodRecord {
         serde_json::from_value(value).unwrap()
     }
 

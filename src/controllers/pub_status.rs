@@ -9,14 +9,12 @@
 //!   `unavailable-pod.kruise.io/` label;
 //! - `unavailableAllowed = max(currentAvailable − desiredAvailable, 0)`, `totalReplicas = expected`.
 
+use kruise_api::PodRecord;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use futures::StreamExt as _;
 use k8s_openapi::{
-    api::{
-        apps::v1::{Deployment, StatefulSet},
-        core::v1::Pod,
-    },
+    api::apps::v1::{Deployment, StatefulSet},
     apimachinery::pkg::{apis::meta::v1::Time, util::intstr::IntOrString},
     jiff::{SignedDuration, Timestamp},
 };
@@ -85,12 +83,12 @@ pub fn desired_available(budget: &PodUnavailableBudget, expected: i32) -> Result
 }
 
 /// Running, Ready and not marked unavailable by label: the webhook's rule (one copy of it).
-pub fn is_pod_ready(pod: &Pod) -> bool {
+pub fn is_pod_ready(pod: &PodRecord) -> bool {
     pod_state::is_ready(pod)
 }
 
 /// Whether kubelet runs what the spec says: the webhook's rule (one copy of it).
-pub fn is_consistent(pod: &Pod) -> bool {
+pub fn is_consistent(pod: &PodRecord) -> bool {
     pod_state::is_state_consistent(pod)
 }
 
@@ -113,7 +111,7 @@ fn after(time: &Time, delay: Duration) -> Timestamp {
 /// Recounts `budget` over `pods` (its pods; inactive ones are ignored) with `expected` replicas.
 pub fn plan(
     budget: &PodUnavailableBudget,
-    pods: &[Arc<Pod>],
+    pods: &[Arc<PodRecord>],
     expected: i32,
     now: Timestamp,
 ) -> Result<Plan, String> {
@@ -180,7 +178,7 @@ pub fn plan(
 pub async fn pods_for_budget(
     context: &Context,
     budget: &PodUnavailableBudget,
-) -> Result<(Vec<Arc<Pod>>, i32), Error> {
+) -> Result<(Vec<Arc<PodRecord>>, i32), Error> {
     let namespace = budget.namespace().unwrap_or_default();
     let protect = budget.spec.protect_total_replicas;
     if let Some(target) = &budget.spec.target_reference {
@@ -198,7 +196,7 @@ pub async fn pods_for_budget(
     let Some(selector) = &budget.spec.selector else {
         return Ok((Vec::new(), 0));
     };
-    let matched: Vec<Arc<Pod>> = context
+    let matched: Vec<Arc<PodRecord>> = context
         .view
         .pods(&namespace)
         .into_iter()
@@ -240,14 +238,15 @@ fn freshest(context: &Context, budget: Arc<PodUnavailableBudget>) -> Arc<PodUnav
 }
 
 /// Annotates pods that lack `pub.kruise.io/related-pub` (created before the budget).
-async fn backfill_related_pub(context: &Context, budget: &str, pods: &[Arc<Pod>]) -> Result<(), Error> {
+async fn backfill_related_pub(context: &Context, budget: &str, pods: &[Arc<PodRecord>]) -> Result<(), Error> {
     for pod in pods {
         if pods::annotation(pod, POD_RELATED_PUB_ANNOTATION).is_some_and(|v| !v.is_empty())
             || pods::annotation(pod, DEPRECATED_POD_RELATED_PUB_ANNOTATION).is_some_and(|v| !v.is_empty())
         {
             continue;
         }
-        let api: Api<Pod> = Api::namespaced(context.client.clone(), &pod.namespace().unwrap_or_default());
+        let api: Api<PodRecord> =
+            Api::namespaced(context.client.clone(), &pod.namespace().unwrap_or_default());
         let patch = json!({"metadata": {"annotations": {
             POD_RELATED_PUB_ANNOTATION: budget, DEPRECATED_POD_RELATED_PUB_ANNOTATION: budget}}});
         match api
@@ -395,9 +394,9 @@ pub async fn run(context: Context) {
                 .debounce(Duration::from_millis(500)),
         )
         .watches(
-            Api::<Pod>::all(client.clone()),
+            Api::<PodRecord>::all(client.clone()),
             watcher::Config::default().any_semantic(),
-            move |pod: Pod| {
+            move |pod: PodRecord| {
                 let namespace = pod.namespace().unwrap_or_default();
                 let mut refs = Vec::new();
                 if let Some(name) =

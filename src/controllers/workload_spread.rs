@@ -12,6 +12,7 @@
 //! - for CloneSet, Deployment and ReplicaSet targets, `controller.kubernetes.io/pod-deletion-cost` makes
 //!   the workload scale down the last subsets (and the excess of over-full subsets) first.
 
+use kruise_api::PodRecord;
 use std::{
     cmp::Ordering,
     collections::{BTreeMap, BTreeSet},
@@ -24,7 +25,6 @@ use k8s_openapi::{
     api::{
         apps::v1::{Deployment, ReplicaSet},
         batch::v1::Job,
-        core::v1::Pod,
     },
     apimachinery::pkg::apis::meta::v1::{Condition, Time},
     jiff::{SignedDuration, Timestamp},
@@ -70,7 +70,7 @@ pub struct Injected {
     pub uid: String,
 }
 
-pub fn injected(pod: &Pod) -> Option<Injected> {
+pub fn injected(pod: &PodRecord) -> Option<Injected> {
     serde_json::from_str(pods::annotation(pod, MATCHED_WORKLOADSPREAD_ANNOTATION)?).ok()
 }
 
@@ -78,7 +78,7 @@ pub fn injected(pod: &Pod) -> Option<Injected> {
 /// Deployments), the short controller-revision-hash label otherwise when present, else
 /// [`VERSION_IGNORED`]; only pods of Deployment/ReplicaSet workloads are versioned (OpenKruise's default
 /// `--ws-enabled-versioned-status`).
-pub fn pod_version(pod: &Pod) -> String {
+pub fn pod_version(pod: &PodRecord) -> String {
     let versioned = pods::controller_of(pod.metadata.owner_references.as_ref())
         .is_some_and(|o| matches!(o.kind.to_lowercase().as_str(), "deployment" | "replicaset"));
     let labels = pod.metadata.labels.clone().unwrap_or_default();
@@ -116,7 +116,7 @@ pub struct Plan {
 /// Inputs of [`plan`] besides the WorkloadSpread.
 pub struct Observed<'a> {
     /// The workload's pods (active or not), before `targetFilter`.
-    pub pods: &'a [Arc<Pod>],
+    pub pods: &'a [Arc<PodRecord>],
     /// The workload's desired replicas.
     pub replicas: i32,
     /// The version of the workload's current template; `None` when not known.
@@ -124,7 +124,7 @@ pub struct Observed<'a> {
     pub now: Timestamp,
 }
 
-type PodsBySubset = BTreeMap<String, Vec<Arc<Pod>>>;
+type PodsBySubset = BTreeMap<String, Vec<Arc<PodRecord>>>;
 
 fn after(time: &Time, delay: Duration) -> Timestamp {
     time.0 + SignedDuration::try_from(delay).unwrap_or_default()
@@ -135,34 +135,34 @@ fn until(at: Timestamp, now: Timestamp) -> Duration {
 }
 
 /// Kubernetes' `ActivePods` order: the pods to delete first sort first.
-fn deletion_order(a: &Pod, b: &Pod) -> Ordering {
-    let assigned = |p: &Pod| {
+fn deletion_order(a: &PodRecord, b: &PodRecord) -> Ordering {
+    let assigned = |p: &PodRecord| {
         p.spec
             .as_ref()
             .and_then(|s| s.node_name.as_ref())
             .is_some_and(|n| !n.is_empty())
     };
-    let phase_rank = |p: &Pod| match p.status.as_ref().and_then(|s| s.phase.as_deref()) {
+    let phase_rank = |p: &PodRecord| match p.status.as_ref().and_then(|s| s.phase.as_deref()) {
         Some("Pending") => 0,
         Some("Unknown") => 1,
         Some("Running") => 2,
         _ => 3,
     };
-    let ready = |p: &Pod| pods::is_running_and_ready(p);
-    let ready_since = |p: &Pod| {
+    let ready = |p: &PodRecord| pods::is_running_and_ready(p);
+    let ready_since = |p: &PodRecord| {
         p.status
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
             .and_then(|c| c.iter().find(|c| c.type_ == "Ready" && c.status == "True"))
             .and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))
     };
-    let restarts = |p: &Pod| {
+    let restarts = |p: &PodRecord| {
         p.status
             .as_ref()
             .and_then(|s| s.container_statuses.as_ref())
             .map_or(0, |c| c.iter().map(|c| c.restart_count).max().unwrap_or(0))
     };
-    let created = |p: &Pod| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
+    let created = |p: &PodRecord| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
     assigned(a)
         .cmp(&assigned(b))
         .then(phase_rank(a).cmp(&phase_rank(b)))
@@ -181,7 +181,7 @@ fn deletion_order(a: &Pod, b: &Pod) -> Ordering {
         })
 }
 
-fn cost_change(pod: &Pod, value: String) -> Option<(String, String)> {
+fn cost_change(pod: &PodRecord, value: String) -> Option<(String, String)> {
     let current = pods::annotation(pod, DELETION_COST_ANNOTATION);
     if current == Some(value.as_str()) || (current.is_none() && value == "0") {
         return None;
@@ -201,7 +201,7 @@ fn deletion_costs(
     let mut changes = Vec::new();
     for (i, subset) in subsets.iter().enumerate() {
         let index = if reverse { n - i as i64 - 1 } else { i as i64 };
-        let mut active: Vec<&Arc<Pod>> = by_subset
+        let mut active: Vec<&Arc<PodRecord>> = by_subset
             .get(&subset.name)
             .into_iter()
             .flatten()
@@ -257,7 +257,7 @@ impl SubsetPass<'_> {
         &mut self,
         ws: &WorkloadSpread,
         index: usize,
-        pods: &[Arc<Pod>],
+        pods: &[Arc<PodRecord>],
         old: Option<&WorkloadSpreadSubsetStatus>,
         replicas: i32,
     ) -> Result<WorkloadSpreadSubsetStatus, String> {
@@ -516,7 +516,7 @@ fn replicas_from_paths(object: &Value, paths: &[String]) -> i32 {
 async fn observe(
     context: &Context,
     ws: &WorkloadSpread,
-) -> Result<(Vec<Arc<Pod>>, i32, Option<String>), Error> {
+) -> Result<(Vec<Arc<PodRecord>>, i32, Option<String>), Error> {
     let Some(target) = &ws.spec.target_reference else {
         return Ok((Vec::new(), 0, None));
     };
@@ -609,7 +609,7 @@ fn latest_deployment_version(
     context: &Context,
     namespace: &str,
     name: &str,
-    pods: &[Arc<Pod>],
+    pods: &[Arc<PodRecord>],
 ) -> Option<String> {
     let deployment = context.view.deployment(namespace, name)?;
     let strip = |template: &k8s_openapi::api::core::v1::PodTemplateSpec| {
@@ -678,7 +678,7 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
         what: "WorkloadSpread",
         message,
     })?;
-    let pods_api: Api<Pod> = Api::namespaced(context.client.clone(), &namespace);
+    let pods_api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
     for (pod, cost) in &plan.deletion_costs {
         let patch = json!({"metadata": {"annotations": {DELETION_COST_ANNOTATION: cost}}});
         match pods_api
@@ -781,24 +781,28 @@ pub async fn run(context: Context) {
                 .concurrency(3)
                 .debounce(Duration::from_millis(500)),
         )
-        .watches(Api::<Pod>::all(client.clone()), cfg(), move |pod: Pod| {
-            let namespace = pod.namespace().unwrap_or_default();
-            let mut refs: Vec<ObjectRef<WorkloadSpread>> = injected(&pod)
-                .map(|i| ObjectRef::new(&i.name).within(&namespace))
-                .into_iter()
-                .collect();
-            if let Some(owner) = pods::controller_of(pod.metadata.owner_references.as_ref()) {
-                refs.extend(spreads_for(&pod_store, &namespace, &owner.kind, &owner.name));
-                if owner.kind == "ReplicaSet"
-                    && let Some(rs) = view.replica_set(&namespace, &owner.name)
-                    && let Some(d) = pods::controller_of(rs.metadata.owner_references.as_ref())
-                {
-                    refs.extend(spreads_for(&pod_store, &namespace, &d.kind, &d.name));
+        .watches(
+            Api::<PodRecord>::all(client.clone()),
+            cfg(),
+            move |pod: PodRecord| {
+                let namespace = pod.namespace().unwrap_or_default();
+                let mut refs: Vec<ObjectRef<WorkloadSpread>> = injected(&pod)
+                    .map(|i| ObjectRef::new(&i.name).within(&namespace))
+                    .into_iter()
+                    .collect();
+                if let Some(owner) = pods::controller_of(pod.metadata.owner_references.as_ref()) {
+                    refs.extend(spreads_for(&pod_store, &namespace, &owner.kind, &owner.name));
+                    if owner.kind == "ReplicaSet"
+                        && let Some(rs) = view.replica_set(&namespace, &owner.name)
+                        && let Some(d) = pods::controller_of(rs.metadata.owner_references.as_ref())
+                    {
+                        refs.extend(spreads_for(&pod_store, &namespace, &d.kind, &d.name));
+                    }
                 }
-            }
-            refs.dedup();
-            refs
-        })
+                refs.dedup();
+                refs
+            },
+        )
         .watches(
             Api::<Deployment>::all(client.clone()),
             cfg(),

@@ -2,12 +2,10 @@
 //! (OpenKruise's controller finder). Read from the cluster cache; Advanced StatefulSets, which the cache
 //! does not hold, are read from the API server by name.
 
+use kruise_api::PodRecord;
 use std::{collections::BTreeSet, sync::Arc};
 
-use k8s_openapi::{
-    api::core::v1::Pod,
-    apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
-};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use kube::{
     Api,
     api::{ApiResource, DynamicObject, GroupVersionKind},
@@ -145,7 +143,7 @@ async fn advanced_stateful_set(
     Ok(api.get_opt(name).await?)
 }
 
-fn owned_by(pod: &Pod, uids: &BTreeSet<String>) -> bool {
+fn owned_by(pod: &PodRecord, uids: &BTreeSet<String>) -> bool {
     pod.metadata
         .owner_references
         .as_ref()
@@ -161,7 +159,7 @@ pub async fn pods_for_ref(
     namespace: &str,
     name: &str,
     active_only: bool,
-) -> Result<(Vec<Arc<Pod>>, i32), Error> {
+) -> Result<(Vec<Arc<PodRecord>>, i32), Error> {
     let Some(workload) = resolve(context, api_version, kind, namespace, name, None, false).await? else {
         return Ok((Vec::new(), 0));
     };
@@ -202,7 +200,7 @@ pub async fn pods_for_ref(
 pub async fn expected_scale_for_pods(
     context: &Context,
     namespace: &str,
-    pods: &[Arc<Pod>],
+    pods: &[Arc<PodRecord>],
 ) -> Result<i32, Error> {
     let mut seen_refs = BTreeSet::new();
     let mut workloads = std::collections::BTreeMap::new();

@@ -31,6 +31,8 @@ pub mod workloadspread_accounting;
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
@@ -95,7 +97,7 @@ fn present(object: Option<&Value>) -> Option<&Value> {
     object.filter(|v| !v.is_null())
 }
 
-fn decode_pod(object: &Value, field: &str) -> Result<Pod, String> {
+fn decode_pod<T: DeserializeOwned>(object: &Value, field: &str) -> Result<T, String> {
     serde_json::from_value(object.clone()).map_err(|e| format!("{field} is not a valid Pod: {e}"))
 }
 
@@ -131,7 +133,7 @@ fn delete(request: &AdmissionRequest, view: &impl ClusterView, now: Timestamp) -
             pod_ref(request)
         )
     })?;
-    let pod = decode_pod(old, "oldObject")?;
+    let pod: PodRecord = decode_pod(old, "oldObject")?;
     let dry_run = options_dry_run(request.options.as_ref(), "options")? || request.is_dry_run();
     protect(request, &pod, PodOperation::Delete, dry_run, view, now)
 }
@@ -181,8 +183,8 @@ fn update(request: &AdmissionRequest, view: &impl ClusterView, now: Timestamp) -
     }
     let new = present(request.object.as_ref())
         .ok_or_else(|| format!("UPDATE of pod {} carries no object", pod_ref(request)))?;
-    let new = decode_pod(new, "object")?;
-    if pub_protection::related_pub_name(&new).is_none() {
+    let new: Pod = decode_pod(new, "object")?;
+    if pub_protection::related_pub_name(&new.metadata).is_none() {
         return Ok(Decision::allow());
     }
     let old = present(request.old_object.as_ref()).ok_or_else(|| {
@@ -191,7 +193,8 @@ fn update(request: &AdmissionRequest, view: &impl ClusterView, now: Timestamp) -
             pod_ref(request)
         )
     })?;
-    let old = decode_pod(old, "oldObject")?;
+    let old_record: PodRecord = decode_pod(old, "oldObject")?;
+    let old: Pod = decode_pod(old, "oldObject")?;
     let can_resize = resize::can_resize_in_place(&old, &new);
     if !resize::may_cause_unavailability(&old, &new) {
         return Ok(Decision::allow());
@@ -202,13 +205,13 @@ fn update(request: &AdmissionRequest, view: &impl ClusterView, now: Timestamp) -
     } else {
         PodOperation::Update
     };
-    protect(request, &old, operation, dry_run, view, now)
+    protect(request, &old_record, operation, dry_run, view, now)
 }
 
 /// WorkloadSpread accounting (DELETE and EVICT, not in dry run), then the PUB procedure.
 fn protect(
     request: &AdmissionRequest,
-    pod: &Pod,
+    pod: &PodRecord,
     operation: PodOperation,
     dry_run: bool,
     view: &impl ClusterView,

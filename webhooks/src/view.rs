@@ -11,9 +11,10 @@ use std::{
 use k8s_openapi::api::{
     apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
     batch::v1::Job,
-    core::v1::{Namespace, PersistentVolumeClaim, Pod},
+    core::v1::{Namespace, PersistentVolumeClaim},
 };
 use kruise_api::{
+    PodRecord,
     apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -26,9 +27,9 @@ pub trait ClusterView {
     /// A namespace by name.
     fn namespace(&self, name: &str) -> Option<Arc<Namespace>>;
     /// A pod by namespace and name.
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>>;
+    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>>;
     /// Every pod of a namespace.
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>>;
+    fn pods(&self, namespace: &str) -> Vec<Arc<PodRecord>>;
     /// Every PersistentVolumeClaim of a namespace.
     fn persistent_volume_claims(&self, namespace: &str) -> Vec<Arc<PersistentVolumeClaim>>;
     /// How many objects of a custom resource (`group`, `kind`) exist, or `None` when this view cannot
@@ -161,7 +162,7 @@ impl std::fmt::Debug for SidecarSetIndexCache {
 #[derive(Clone, Debug, Default)]
 pub struct MemoryView {
     pub namespaces: ObjectMap<Namespace>,
-    pub pods: ObjectMap<Pod>,
+    pub pods: ObjectMap<PodRecord>,
     pub persistent_volume_claims: ObjectMap<PersistentVolumeClaim>,
     /// After changing this map directly (rather than through [`add`](Self::add) or
     /// [`apply_status`](Self::apply_status)), call [`invalidate_sidecar_set_index`](Self::invalidate_sidecar_set_index).
@@ -403,11 +404,11 @@ impl ClusterView for MemoryView {
         self.namespaces.get("", name)
     }
 
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
+    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>> {
         self.pods.get(namespace, name)
     }
 
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
+    fn pods(&self, namespace: &str) -> Vec<Arc<PodRecord>> {
         self.pods.in_namespace(namespace)
     }
 

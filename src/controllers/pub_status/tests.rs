@@ -18,7 +18,7 @@ fn budget(spec: Value, status: Value) -> PodUnavailableBudget {
     .unwrap()
 }
 
-fn pod(name: &str, ready: bool) -> Arc<Pod> {
+fn pod(name: &str, ready: bool) -> Arc<PodRecord> {
     Arc::new(
         serde_json::from_value(json!({
             "metadata": {"name": name, "namespace": "ns"},
@@ -170,7 +170,7 @@ fn plan_with_labels(now: Timestamp) -> Plan {
 
 #[test]
 fn consistency_of_images_and_in_place_updates() {
-    let digest_pod = |image: &str, image_id: &str| -> Pod {
+    let digest_pod = |image: &str, image_id: &str| -> PodRecord {
         serde_json::from_value(json!({
             "metadata": {"name": "a"},
             "spec": {"containers": [{"name": "main", "image": image}]},

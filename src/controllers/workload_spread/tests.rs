@@ -18,7 +18,7 @@ fn spread(kind: &str, subsets: Value, status: Value) -> WorkloadSpread {
 }
 
 /// A running pod of subset `subset` (ready unless `ready` is false), owned by `owner` kind.
-fn pod(name: &str, subset: Option<&str>, ready: bool, owner: &str, hash: Option<&str>) -> Arc<Pod> {
+fn pod(name: &str, subset: Option<&str>, ready: bool, owner: &str, hash: Option<&str>) -> Arc<PodRecord> {
     let mut labels = json!({"app": "web"});
     if let Some(h) = hash {
         labels["pod-template-hash"] = json!(h);
@@ -38,7 +38,7 @@ fn pod(name: &str, subset: Option<&str>, ready: bool, owner: &str, hash: Option<
     )
 }
 
-fn observed<'a>(pods: &'a [Arc<Pod>], replicas: i32, latest: Option<&'static str>) -> Observed<'a> {
+fn observed<'a>(pods: &'a [Arc<PodRecord>], replicas: i32, latest: Option<&'static str>) -> Observed<'a> {
     Observed {
         pods,
         replicas,

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim};
+use kruise_api::PodRecord;
 use serde_json::{Value, json};
 
 use super::*;
@@ -426,10 +427,10 @@ impl ClusterView for Uncounted {
     fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
         self.0.namespace(name)
     }
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
+    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>> {
         self.0.pod(namespace, name)
     }
-    fn pods(&self, namespace: &str) -> Vec<Arc<Pod>> {
+    fn pods(&self, namespace: &str) -> Vec<Arc<PodRecord>> {
         self.0.pods(namespace)
     }
     fn persistent_volume_claims(&self, namespace: &str) -> Vec<Arc<PersistentVolumeClaim>> {
@@ -463,10 +464,10 @@ fn trait_default_counts_every_custom_resource() {
         fn namespace(&self, _: &str) -> Option<Arc<Namespace>> {
             None
         }
-        fn pod(&self, _: &str, _: &str) -> Option<Arc<Pod>> {
+        fn pod(&self, _: &str, _: &str) -> Option<Arc<PodRecord>> {
             None
         }
-        fn pods(&self, _: &str) -> Vec<Arc<Pod>> {
+        fn pods(&self, _: &str) -> Vec<Arc<PodRecord>> {
             Vec::new()
         }
         fn persistent_volume_claims(&self, _: &str) -> Vec<Arc<PersistentVolumeClaim>> {

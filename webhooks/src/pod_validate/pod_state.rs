@@ -3,7 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kruise_api::PodRecord;
 use serde::Deserialize;
 
 /// Prefix of labels that make a pod count as unavailable.
@@ -18,31 +19,30 @@ const INPLACE_GRACE: &str = "apps.kruise.io/inplace-update-grace";
 const INPLACE_GRACE_OLD: &str = "inplace-update-grace";
 const RUNTIME_META: &str = "apps.kruise.io/runtime-containers-meta";
 
-fn annotations(pod: &Pod) -> Option<&BTreeMap<String, String>> {
-    pod.metadata.annotations.as_ref()
+fn annotations(meta: &ObjectMeta) -> Option<&BTreeMap<String, String>> {
+    meta.annotations.as_ref()
 }
 
-pub(crate) fn annotation<'a>(pod: &'a Pod, key: &str) -> Option<&'a str> {
-    annotations(pod).and_then(|a| a.get(key)).map(String::as_str)
+pub(crate) fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+    annotations(meta).and_then(|a| a.get(key)).map(String::as_str)
 }
 
 /// True when a label key starts with `unavailable-pod.kruise.io/`.
-pub(crate) fn has_unavailable_label(pod: &Pod) -> bool {
-    pod.metadata
-        .labels
+pub(crate) fn has_unavailable_label(meta: &ObjectMeta) -> bool {
+    meta.labels
         .as_ref()
         .is_some_and(|l| l.keys().any(|k| k.starts_with(UNAVAILABLE_LABEL_PREFIX)))
 }
 
 /// Running, condition Ready=True, not being deleted, no unavailable label.
-pub fn is_ready(pod: &Pod) -> bool {
+pub fn is_ready(pod: &PodRecord) -> bool {
     let status = pod.status.as_ref();
     let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
     let ready = status
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
         .is_some_and(|c| c.status == "True");
-    running && ready && pod.metadata.deletion_timestamp.is_none() && !has_unavailable_label(pod)
+    running && ready && pod.metadata.deletion_timestamp.is_none() && !has_unavailable_label(&pod.metadata)
 }
 
 /// A parsed image reference: repository name, tag and digest (either may be empty).
@@ -164,7 +164,7 @@ struct RuntimeContainerMetaSet {
 }
 
 /// True when kubelet runs what the spec asks for (OpenKruise "IsPodStateConsistent").
-pub fn is_state_consistent(pod: &Pod) -> bool {
+pub fn is_state_consistent(pod: &PodRecord) -> bool {
     let containers = pod
         .spec
         .as_ref()
@@ -197,8 +197,8 @@ pub fn is_state_consistent(pod: &Pod) -> bool {
 
 /// Injected sidecars (env `IS_INJECTED=true`) of the SidecarSets listed on the pod have left the image
 /// they had before their last in-place upgrade.
-fn sidecars_consistent(pod: &Pod) -> bool {
-    let sets: BTreeSet<&str> = annotation(pod, SIDECARSET_LIST)
+fn sidecars_consistent(pod: &PodRecord) -> bool {
+    let sets: BTreeSet<&str> = annotation(&pod.metadata, SIDECARSET_LIST)
         .filter(|v| !v.is_empty())
         .map(|v| v.split(',').collect())
         .unwrap_or_default();
@@ -222,7 +222,7 @@ fn sidecars_consistent(pod: &Pod) -> bool {
     if sets.is_empty() || sidecars.is_empty() {
         return true;
     }
-    let Some(raw) = annotation(pod, SIDECARSET_INPLACE_STATE) else {
+    let Some(raw) = annotation(&pod.metadata, SIDECARSET_INPLACE_STATE) else {
         return true;
     };
     let Ok(states) = serde_json::from_str::<Option<BTreeMap<String, Option<InPlaceUpdateState>>>>(raw) else {
@@ -258,12 +258,14 @@ fn sidecars_consistent(pod: &Pod) -> bool {
 /// OpenKruise's default "in-place update completed" check (CloneSet / Advanced StatefulSet in-place
 /// updates). The kubelet container-hash short-cut through `apps.kruise.io/runtime-containers-meta` is
 /// not computed: the image check below decides instead.
-fn in_place_update_completed(pod: &Pod) -> bool {
-    let has = |key: &str| annotations(pod).is_some_and(|a| a.contains_key(key));
+fn in_place_update_completed(pod: &PodRecord) -> bool {
+    let has = |key: &str| annotations(&pod.metadata).is_some_and(|a| a.contains_key(key));
     if has(INPLACE_GRACE) || has(INPLACE_GRACE_OLD) {
         return false;
     }
-    let raw = match annotation(pod, INPLACE_STATE).or_else(|| annotation(pod, INPLACE_STATE_OLD)) {
+    let raw = match annotation(&pod.metadata, INPLACE_STATE)
+        .or_else(|| annotation(&pod.metadata, INPLACE_STATE_OLD))
+    {
         Some(raw) => raw,
         None => return true,
     };
@@ -288,7 +290,7 @@ fn in_place_update_completed(pod: &Pod) -> bool {
         .as_ref()
         .and_then(|s| s.container_statuses.as_deref())
         .unwrap_or_default();
-    let meta = match annotation(pod, RUNTIME_META) {
+    let meta = match annotation(&pod.metadata, RUNTIME_META) {
         None => None,
         Some(raw) => match serde_json::from_str::<RuntimeContainerMetaSet>(raw) {
             Ok(meta) => Some(meta),
@@ -340,7 +342,7 @@ mod tests {
 
     const D: &str = "sha256:a9286defaba7b3a519d585ba0e37d0b2cbee74ebfe590960b0b1d6a5e97d1e1d";
 
-    fn pod(v: serde_json::Value) -> Pod {
+    fn pod(v: serde_json::Value) -> PodRecord {
         serde_json::from_value(v).unwrap()
     }
 

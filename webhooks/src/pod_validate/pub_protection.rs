@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
 use kruise_api::policy_v1beta1::{
     DEPRECATED_POD_RELATED_PUB_ANNOTATION, POD_PUB_NO_PROTECTION_ANNOTATION, POD_RELATED_PUB_ANNOTATION,
     PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PubOperation,
@@ -64,10 +65,10 @@ pub enum Outcome {
 }
 
 /// The PUB a pod names: `pub.kruise.io/related-pub`, else the deprecated `kruise.io/related-pub`.
-pub fn related_pub_name(pod: &Pod) -> Option<&str> {
-    annotation(pod, POD_RELATED_PUB_ANNOTATION)
+pub fn related_pub_name(meta: &ObjectMeta) -> Option<&str> {
+    annotation(meta, POD_RELATED_PUB_ANNOTATION)
         .filter(|n| !n.is_empty())
-        .or_else(|| annotation(pod, DEPRECATED_POD_RELATED_PUB_ANNOTATION))
+        .or_else(|| annotation(meta, DEPRECATED_POD_RELATED_PUB_ANNOTATION))
         .filter(|n| !n.is_empty())
 }
 
@@ -116,17 +117,17 @@ fn forbidden(pub_name: &str, reason: &str) -> String {
 
 /// Runs the procedure for `pod` (its namespace defaults to `namespace`). `Err` is a request error (400).
 pub fn check(
-    pod: &Pod,
+    pod: &PodRecord,
     namespace: &str,
     operation: PodOperation,
     dry_run: bool,
     view: &impl ClusterView,
     now: Timestamp,
 ) -> Result<Outcome, String> {
-    let Some(pub_name) = related_pub_name(pod) else {
+    let Some(pub_name) = related_pub_name(&pod.metadata) else {
         return Ok(Outcome::Skipped(Skip::NoRelatedPub));
     };
-    if annotation(pod, POD_PUB_NO_PROTECTION_ANNOTATION).is_some_and(parses_true) {
+    if annotation(&pod.metadata, POD_PUB_NO_PROTECTION_ANNOTATION).is_some_and(parses_true) {
         return Ok(Outcome::Skipped(Skip::NoProtectAnnotation));
     }
     if !is_ready(pod) {

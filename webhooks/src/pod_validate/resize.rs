@@ -11,12 +11,12 @@ use super::pod_state::{annotation, has_unavailable_label};
 /// True when the update may cause unavailability: the spec changed, or an unavailable label was added.
 /// Label, annotation and status changes alone do not count.
 pub(crate) fn may_cause_unavailability(old: &Pod, new: &Pod) -> bool {
-    old.spec != new.spec || (!has_unavailable_label(old) && has_unavailable_label(new))
+    old.spec != new.spec || (!has_unavailable_label(&old.metadata) && has_unavailable_label(&new.metadata))
 }
 
 /// True when the update only resizes cpu/memory of containers in place without restarting them.
 pub(crate) fn can_resize_in_place(old: &Pod, new: &Pod) -> bool {
-    if !has_unavailable_label(old) && has_unavailable_label(new) {
+    if !has_unavailable_label(&old.metadata) && has_unavailable_label(&new.metadata) {
         return false;
     }
     if spec_without_resources(old) != spec_without_resources(new) {
@@ -41,7 +41,7 @@ fn spec_without_resources(pod: &Pod) -> serde_json::Value {
 
 /// A static (file or http sourced) pod: annotation `kubernetes.io/config.source` other than `api`.
 fn is_static(pod: &Pod) -> bool {
-    annotation(pod, "kubernetes.io/config.source").is_some_and(|s| s != "api")
+    annotation(&pod.metadata, "kubernetes.io/config.source").is_some_and(|s| s != "api")
 }
 
 fn containers(pod: &Pod) -> &[Container] {

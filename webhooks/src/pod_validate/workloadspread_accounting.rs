@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
     MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadSubsetStatus,
 };
@@ -25,8 +25,8 @@ const VERSIONED_KINDS: [&str; 2] = ["deployment", "replicaset"];
 
 /// The subset recorded in `apps.kruise.io/matched-workloadspread`, decoded like Go's `encoding/json`
 /// (keys match case-insensitively; `null` or anything undecodable means "not matched").
-fn matched(pod: &Pod) -> Option<(String, String)> {
-    let raw = annotation(pod, MATCHED_WORKLOADSPREAD_ANNOTATION).filter(|s| !s.is_empty())?;
+fn matched(pod: &PodRecord) -> Option<(String, String)> {
+    let raw = annotation(&pod.metadata, MATCHED_WORKLOADSPREAD_ANNOTATION).filter(|s| !s.is_empty())?;
     let Value::Object(map) = serde_json::from_str::<Value>(raw).ok()? else {
         return None;
     };
@@ -53,12 +53,12 @@ fn matched(pod: &Pod) -> Option<(String, String)> {
     Some((name, subset))
 }
 
-fn is_active(pod: &Pod) -> bool {
+fn is_active(pod: &PodRecord) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
 }
 
-fn controller_kind(pod: &Pod) -> Option<&str> {
+fn controller_kind(pod: &PodRecord) -> Option<&str> {
     pod.metadata
         .owner_references
         .iter()
@@ -68,7 +68,7 @@ fn controller_kind(pod: &Pod) -> Option<&str> {
 }
 
 /// The pod's version key in `status.versionedSubsetStatuses`.
-pub fn pod_version(pod: &Pod) -> String {
+pub fn pod_version(pod: &PodRecord) -> String {
     let versioned =
         controller_kind(pod).is_some_and(|k| VERSIONED_KINDS.contains(&k.to_lowercase().as_str()));
     if !versioned {
@@ -200,7 +200,7 @@ fn has_key(m: &Option<BTreeMap<String, Time>>, key: &str) -> bool {
 /// The WorkloadSpread status write for deleting or evicting `pod`, if any. `namespace` is the request's
 /// (used when the pod has none).
 pub fn account(
-    pod: &Pod,
+    pod: &PodRecord,
     namespace: &str,
     view: &impl ClusterView,
     now: Timestamp,
@@ -295,7 +295,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn pod(annotation: &str) -> Pod {
+    fn pod(annotation: &str) -> PodRecord {
         serde_json::from_value(json!({"metadata": {"name": "p", "annotations": {
             "apps.kruise.io/matched-workloadspread": annotation}}}))
         .unwrap()
@@ -335,7 +335,7 @@ mod tests {
 
     #[test]
     fn versions() {
-        let p = |owner: &str, labels: serde_json::Value| -> Pod {
+        let p = |owner: &str, labels: serde_json::Value| -> PodRecord {
             serde_json::from_value(
                 json!({"metadata": {"name": "p", "labels": labels, "ownerReferences": [
                 {"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u", "controller": true}]}}),

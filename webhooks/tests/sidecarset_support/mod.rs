@@ -270,10 +270,10 @@ impl ClusterView for Uncached {
     fn namespace(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Namespace>> {
         self.0.namespace(name)
     }
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Pod>> {
+    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<kruise_api::PodRecord>> {
         self.0.pod(namespace, name)
     }
-    fn pods(&self, namespace: &str) -> Vec<Arc<k8s_openapi::api::core::v1::Pod>> {
+    fn pods(&self, namespace: &str) -> Vec<Arc<kruise_api::PodRecord>> {
         self.0.pods(namespace)
     }
     fn persistent_volume_claims(
