@@ -4,6 +4,20 @@
 use json_patch::{AddOperation, PatchOperation, ReplaceOperation, jsonptr::PointerBuf};
 use serde_json::{Map, Value};
 
+mod in_place;
+
+pub use in_place::{InPlaceError, apply_in_place};
+
+/// The value at `tokens` (unescaped object keys or array indices). Unlike `Value::pointer` it
+/// allocates nothing.
+pub fn get<'a>(value: &'a Value, tokens: &[&str]) -> Option<&'a Value> {
+    tokens.iter().try_fold(value, |v, token| match v {
+        Value::Object(map) => map.get(*token),
+        Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+        _ => None,
+    })
+}
+
 /// A pointer from unescaped tokens (`/` and `~` in keys are escaped).
 pub fn pointer<'a>(tokens: impl IntoIterator<Item = &'a str>) -> PointerBuf {
     PointerBuf::from_tokens(tokens)

@@ -92,7 +92,7 @@ fn run<V: ClusterView>(
         };
         // The last step's operations need not be applied: nothing reads the pod after it.
         if index != last
-            && let Err(e) = json_patch::patch(&mut pod, &output.patch)
+            && let Err(e) = crate::patch::apply_in_place(&mut pod, &output.patch)
         {
             let message = format!("kruise-rs built a patch that does not apply: {e}");
             return Decision::deny(500, "InternalError", message);
@@ -106,6 +106,5 @@ fn run<V: ClusterView>(
 
 /// Static pods mirrored by the kubelet are never mutated.
 fn is_mirror_pod(pod: &Value) -> bool {
-    pod.pointer("/metadata/annotations/kubernetes.io~1config.mirror")
-        .is_some()
+    crate::patch::get(pod, &["metadata", "annotations", "kubernetes.io/config.mirror"]).is_some()
 }

@@ -39,8 +39,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
     if containers.len() == 1 {
         return Ok(StepOutput::default());
     }
-    let ordered = pod
-        .pointer("/metadata/annotations")
+    let ordered = crate::patch::get(pod, &["metadata", "annotations"])
         .and_then(|a| a.get(LAUNCH_PRIORITY_ANNOTATION))
         .and_then(Value::as_str)
         == Some(ORDERED);

@@ -382,9 +382,7 @@ fn already_injected(
 
 /// OpenKruise injects only into active pods: not `Succeeded` / `Failed`, no deletion timestamp.
 fn is_active(pod: &Value) -> bool {
-    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    let phase = crate::patch::get(pod, &["status", "phase"]).and_then(Value::as_str);
     !matches!(phase, Some("Succeeded" | "Failed"))
-        && pod
-            .pointer("/metadata/deletionTimestamp")
-            .is_none_or(Value::is_null)
+        && crate::patch::get(pod, &["metadata", "deletionTimestamp"]).is_none_or(Value::is_null)
 }

@@ -191,8 +191,7 @@ fn reference_equal(
 /// True when the pod already names `ws` and one of its subsets in the matched annotation (our own
 /// output, or a reinvocation).
 fn already_injected(pod: &Value, ws: &WorkloadSpread) -> bool {
-    let Some(raw) = pod
-        .pointer("/metadata/annotations")
+    let Some(raw) = crate::patch::get(pod, &["metadata", "annotations"])
         .and_then(|a| a.get(MATCHED_ANNOTATION))
         .and_then(Value::as_str)
     else {
@@ -235,8 +234,7 @@ fn choose_subset(
     if subsets.len() == 1 && subsets[0].max_replicas.is_none() {
         return Ok(Choice::of(Some(&subsets[0].name)));
     }
-    let pod_name = pod
-        .pointer("/metadata/name")
+    let pod_name = crate::patch::get(pod, &["metadata", "name"])
         .and_then(Value::as_str)
         .unwrap_or("");
     let target_kind = ws.spec.target_reference.as_ref().map_or("", |t| t.kind.as_str());
@@ -458,7 +456,9 @@ fn workload_replicas(context: &PodContext<'_, impl ClusterView>, ws: &WorkloadSp
     // kind missing from its whitelist.
     Ok(match workload {
         Workload::Other(_) if !(group == "apps.kruise.io" && target.kind == "StatefulSet") => 0,
-        Workload::Other(v) => v.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1),
+        Workload::Other(v) => crate::patch::get(&v, &["spec", "replicas"])
+            .and_then(Value::as_i64)
+            .unwrap_or(1),
         typed => typed.replicas().unwrap_or(0),
     })
 }
@@ -594,7 +594,7 @@ fn inject(
             strategic_merge::merge(&mut after, subset_patch, strategic_merge::Schema::Pod)?;
             // A changed priorityClassName invalidates the priority the apiserver already resolved.
             let class = |pod: &Value| {
-                pod.pointer("/spec/priorityClassName")
+                crate::patch::get(pod, &["spec", "priorityClassName"])
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string()

@@ -23,7 +23,7 @@ pub(crate) struct Annotations<'a> {
 impl<'a> Annotations<'a> {
     pub(crate) fn of(pod: &'a Value) -> Annotations<'a> {
         Annotations {
-            original: pod.pointer("/metadata/annotations").and_then(Value::as_object),
+            original: crate::patch::get(pod, &["metadata", "annotations"]).and_then(Value::as_object),
             changes: BTreeMap::new(),
         }
     }
