@@ -2,7 +2,7 @@
 //! how many pods to create, delete and update in this pass, and how much unavailability each may cost.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kruise_api::apps_v1beta1::{CloneSet, CloneSetUpdateStrategyType, DEFAULT_CLONESET_MAX_UNAVAILABLE};
+use kruise_api::apps_v1beta1::{CloneSet, DEFAULT_CLONESET_MAX_UNAVAILABLE};
 
 /// An int-or-percent value that cannot be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,13 +132,10 @@ impl Params {
     }
 }
 
-/// `updateStrategy.rollingUpdate`, `None` for OnDelete (whatever the field holds) or when unset.
+/// `updateStrategy.rollingUpdate`. OpenKruise reads it whatever the strategy type: an OnDelete CloneSet
+/// with the field set still has its partition and budgets counted (only the update step stops).
 pub fn rolling_update(cs: &CloneSet) -> Option<&kruise_api::apps_v1beta1::RollingUpdateCloneSetStrategy> {
-    let us = &cs.spec.update_strategy;
-    if us.type_ == Some(CloneSetUpdateStrategyType::OnDelete) {
-        return None;
-    }
-    us.rolling_update.as_ref()
+    cs.spec.update_strategy.rolling_update.as_ref()
 }
 
 /// What the arithmetic needs to know about one active pod.

@@ -101,7 +101,9 @@ fn partition_resolution() {
 
 #[test]
 fn params_follow_openkruise_defaults_and_rounding() {
-    use kruise_api::apps_v1beta1::{CloneSetUpdateStrategy, RollingUpdateCloneSetStrategy};
+    use kruise_api::apps_v1beta1::{
+        CloneSetUpdateStrategy, CloneSetUpdateStrategyType, RollingUpdateCloneSetStrategy,
+    };
     let cs = |ru: Option<RollingUpdateCloneSetStrategy>, type_: Option<CloneSetUpdateStrategyType>| {
         let mut cs = CloneSet::new("cs", Default::default());
         cs.spec.replicas = Some(4);
@@ -144,11 +146,17 @@ fn params_follow_openkruise_defaults_and_rounding() {
             2,
         ),
         (
-            "OnDelete uses floor(20%)",
+            "OnDelete with rollingUpdate still reads it",
             cs(
                 Some(ru(s("50%"), None, false)),
                 Some(CloneSetUpdateStrategyType::OnDelete),
             ),
+            2,
+            0,
+        ),
+        (
+            "OnDelete without rollingUpdate uses floor(20%)",
+            cs(None, Some(CloneSetUpdateStrategyType::OnDelete)),
             0,
             0,
         ),

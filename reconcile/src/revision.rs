@@ -326,7 +326,7 @@ pub fn active_revisions(cs: &CloneSet, revisions: &[ControllerRevision]) -> Acti
 pub fn truncate_history(
     cs: &CloneSet,
     revisions: &[ControllerRevision],
-    pods: &[PodRecord],
+    pods: &[&PodRecord],
     current: &str,
     update: &str,
 ) -> Vec<String> {

@@ -130,7 +130,8 @@ fn history_keeps_live_revisions_and_deletes_the_oldest_dead_ones() {
     let mut cs = cloneset(1);
     cs.spec.revision_history_limit = Some(1);
     // r1 is used by a pod (by short hash), r5 is current, r6 is update: dead are r2, r3, r4.
-    let pods = vec![pod("demo-aaaaa", short_hash(&names[0]))];
+    let pod = pod("demo-aaaaa", short_hash(&names[0]));
+    let pods = vec![&pod];
     let got = truncate_history(&cs, &revs, &pods, &names[4], &names[5]);
     assert_eq!(got, vec![names[1].clone(), names[2].clone()]);
     cs.spec.revision_history_limit = None;

@@ -1,0 +1,474 @@
+//! The in-place update library (spec §B.9, §C.4): can a revision change be applied to a running pod,
+//! the pod patches that apply it one container batch at a time, and when it has completed.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
+use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
+
+/// The legacy state annotation, removed on every in-place update.
+pub const IN_PLACE_UPDATE_STATE_KEY_OLD: &str = "inplace-update-state";
+/// The env the pod webhook injects for container launch priority (`configMapKeyRef.key = p_<n>`).
+pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+
+/// Why a revision change cannot be applied in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotInPlace {
+    /// Something other than container images and template labels/annotations changed.
+    SpecChanged,
+    /// A changed label/annotation feeds a container env (`valueFrom.fieldRef`). Kubelet only resolves
+    /// such env at container start and kruise-rs has no node agent to restart the container, so the
+    /// pod must be recreated (or restarted by someone) for the new value to reach the container.
+    EnvFromMetadata {
+        /// The containers whose env reads a changed key.
+        containers: Vec<String>,
+    },
+}
+
+/// What an in-place update changes (`UpdateSpec`; also the JSON of the grace annotation).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateSpec {
+    /// Target revision name.
+    pub revision: String,
+    /// New image per container name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub container_images: BTreeMap<String, String>,
+    /// Strategic-merge patch of the pod metadata (`{"metadata":{…}}`), base64 in JSON like Go `[]byte`.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "base64_json")]
+    pub meta_data_patch: Option<Value>,
+    /// Seconds to wait between marking the pod not ready and changing containers.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub grace_seconds: i32,
+}
+
+fn is_zero(v: &i32) -> bool {
+    *v == 0
+}
+
+mod base64_json {
+    //! Go marshals `[]byte` as standard base64; the bytes here are JSON.
+    use serde::{Deserialize, Deserializer, Serializer};
+    use serde_json::Value;
+
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+    pub fn serialize<S: Serializer>(v: &Option<Value>, s: S) -> Result<S::Ok, S::Error> {
+        let bytes = v.as_ref().map(|v| v.to_string()).unwrap_or_default().into_bytes();
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let n = chunk
+                .iter()
+                .enumerate()
+                .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+            for i in 0..4 {
+                if i <= chunk.len() {
+                    out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        s.serialize_str(&out)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        let text = String::deserialize(d)?;
+        let mut bytes = Vec::new();
+        let (mut acc, mut bits) = (0u32, 0);
+        for c in text.bytes().filter(|c| *c != b'=') {
+            let v = ALPHABET
+                .iter()
+                .position(|a| *a == c)
+                .ok_or_else(|| serde::de::Error::custom("bad base64"))?;
+            acc = (acc << 6) | v as u32;
+            bits += 6;
+            if bits >= 8 {
+                bits -= 8;
+                bytes.push((acc >> bits) as u8);
+            }
+        }
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// The `apps.kruise.io/inplace-update-state` annotation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InPlaceUpdateState {
+    /// Target revision name.
+    pub revision: String,
+    /// When the update started.
+    pub update_timestamp: Time,
+    /// Image IDs before the update, per container of an applied batch.
+    pub last_container_statuses: BTreeMap<String, LastContainerStatus>,
+    /// The update changes env fed from metadata.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub update_env_from_metadata: bool,
+    /// The update changes resources.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub update_resources: bool,
+    /// The update changes images.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub update_images: bool,
+    /// Images of later batches.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub next_container_images: BTreeMap<String, String>,
+    /// Containers that must be ready before the next batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_check_before_next: Option<PreCheckBeforeNext>,
+    /// Batches applied so far.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_batches_record: Vec<ContainerBatch>,
+}
+
+impl InPlaceUpdateState {
+    /// A fresh state for an update to `revision` starting `now`.
+    pub fn new(revision: &str, now: Timestamp) -> Self {
+        InPlaceUpdateState {
+            revision: revision.to_owned(),
+            update_timestamp: Time(now),
+            last_container_statuses: BTreeMap::new(),
+            update_env_from_metadata: false,
+            update_resources: false,
+            update_images: false,
+            next_container_images: BTreeMap::new(),
+            pre_check_before_next: None,
+            container_batches_record: Vec::new(),
+        }
+    }
+}
+
+/// One container's status before the update.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastContainerStatus {
+    /// `imageID` before the update.
+    #[serde(rename = "imageID", default, skip_serializing_if = "String::is_empty")]
+    pub image_id: String,
+}
+
+/// `preCheckBeforeNext`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreCheckBeforeNext {
+    /// Container names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers_required_ready: Vec<String>,
+}
+
+/// One applied batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerBatch {
+    /// When it was applied.
+    pub timestamp: Time,
+    /// Its containers.
+    pub containers: Vec<String>,
+}
+
+/// OpenKruise's `defaultCalculateInPlaceUpdateSpec`: only container images and template
+/// labels/annotations may differ.
+pub fn calculate_spec(
+    old: &PodTemplateSpec,
+    new: &PodTemplateSpec,
+    revision: &str,
+) -> Result<UpdateSpec, NotInPlace> {
+    let (old_spec, new_spec) = (
+        old.spec.clone().unwrap_or_default(),
+        new.spec.clone().unwrap_or_default(),
+    );
+    if old_spec.containers.len() != new_spec.containers.len() {
+        return Err(NotInPlace::SpecChanged);
+    }
+    let mut images = BTreeMap::new();
+    let (mut o, mut n) = (old_spec.clone(), new_spec.clone());
+    for (oc, nc) in o.containers.iter_mut().zip(n.containers.iter_mut()) {
+        if oc.name != nc.name || oc.image.is_some() != nc.image.is_some() {
+            return Err(NotInPlace::SpecChanged);
+        }
+        if oc.image != nc.image {
+            images.insert(nc.name.clone(), nc.image.clone().unwrap_or_default());
+        }
+        oc.image = None;
+        nc.image = None;
+    }
+    if o != n {
+        return Err(NotInPlace::SpecChanged);
+    }
+    let (om, nm) = (
+        old.metadata.clone().unwrap_or_default(),
+        new.metadata.clone().unwrap_or_default(),
+    );
+    let mut meta = Map::new();
+    let mut restart = Vec::new();
+    for (field, path, before, after) in [
+        ("labels", "metadata.labels", &om.labels, &nm.labels),
+        (
+            "annotations",
+            "metadata.annotations",
+            &om.annotations,
+            &nm.annotations,
+        ),
+    ] {
+        let (before, after) = (
+            before.clone().unwrap_or_default(),
+            after.clone().unwrap_or_default(),
+        );
+        let mut diff = Map::new();
+        for (k, v) in &after {
+            if before.get(k) != Some(v) {
+                diff.insert(k.clone(), json!(v));
+                let field_path = format!("{path}['{k}']");
+                for c in &new_spec.containers {
+                    let reads = c.env.iter().flatten().any(|e| {
+                        e.value_from
+                            .as_ref()
+                            .and_then(|f| f.field_ref.as_ref())
+                            .is_some_and(|f| f.field_path == field_path)
+                    });
+                    if reads && !restart.contains(&c.name) {
+                        restart.push(c.name.clone());
+                    }
+                }
+            }
+        }
+        for k in before.keys().filter(|k| !after.contains_key(*k)) {
+            diff.insert(k.clone(), Value::Null);
+        }
+        if !diff.is_empty() {
+            meta.insert(field.into(), Value::Object(diff));
+        }
+    }
+    if !restart.is_empty() {
+        return Err(NotInPlace::EnvFromMetadata { containers: restart });
+    }
+    Ok(UpdateSpec {
+        revision: revision.into(),
+        container_images: images,
+        meta_data_patch: (!meta.is_empty()).then(|| json!({ "metadata": meta })),
+        grace_seconds: 0,
+    })
+}
+
+/// Merges JSON object `b` into `a` (objects recursively, anything else replaced).
+pub fn merge(a: &mut Value, b: Value) {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (a, b) => *a = b,
+    }
+}
+
+/// A container's launch priority from its injected barrier env (`p_<n>`); `None` without it.
+pub fn container_priority(pod: &PodRecord, container: &str) -> Option<i64> {
+    let c = pod
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)?;
+    let env = c.env.as_ref()?.iter().find(|e| e.name == BARRIER_ENV)?;
+    let key = env
+        .value_from
+        .as_ref()
+        .and_then(|v| v.config_map_key_ref.as_ref())
+        .map_or("", |r| r.key.as_str());
+    Some(key.get(2..).and_then(|p| p.parse().ok()).unwrap_or(0))
+}
+
+/// `PatchSpecToPod` for one batch: the containers without priority plus those at the highest priority
+/// among `images`; the rest go to `next_container_images`. Returns the pod patch (images, metadata and
+/// the re-serialised state annotation).
+pub fn patch_batch(
+    pod: &PodRecord,
+    images: &BTreeMap<String, String>,
+    meta_patch: Option<&Value>,
+    state: &mut InPlaceUpdateState,
+    now: Timestamp,
+) -> Value {
+    let top = images.keys().filter_map(|c| container_priority(pod, c)).max();
+    type Pairs<'a> = Vec<(&'a String, &'a String)>;
+    let (batch, rest): (Pairs<'_>, Pairs<'_>) = images.iter().partition(|(c, _)| {
+        let p = container_priority(pod, c);
+        p.is_none() || p == top
+    });
+    let statuses = pod.status.as_ref().and_then(|s| s.container_statuses.as_ref());
+    let mut containers = Vec::new();
+    for (name, image) in &batch {
+        containers.push(json!({"name": name, "image": image}));
+        let image_id = statuses
+            .and_then(|all| all.iter().find(|s| &&s.name == name))
+            .map(|s| s.image_id.clone())
+            .unwrap_or_default();
+        state
+            .last_container_statuses
+            .insert((*name).clone(), LastContainerStatus { image_id });
+    }
+    state.next_container_images = rest.iter().map(|(c, i)| ((*c).clone(), (*i).clone())).collect();
+    let names: Vec<String> = batch.iter().map(|(c, _)| (*c).clone()).collect();
+    state.pre_check_before_next = (!state.next_container_images.is_empty()).then(|| PreCheckBeforeNext {
+        containers_required_ready: names.clone(),
+    });
+    state.container_batches_record.push(ContainerBatch {
+        timestamp: Time(now),
+        containers: names,
+    });
+    let mut patch = json!({"metadata": {"annotations": {
+        IN_PLACE_UPDATE_STATE_KEY: serde_json::to_string(state).unwrap_or_default(),
+    }}});
+    if !containers.is_empty() {
+        merge(&mut patch, json!({"spec": {"containers": containers}}));
+    }
+    if let Some(meta) = meta_patch {
+        merge(&mut patch, meta.clone());
+    }
+    patch
+}
+
+/// The pod's in-place state, if any (an unreadable one counts as none).
+pub fn state_of(pod: &PodRecord) -> Option<InPlaceUpdateState> {
+    pods::annotation(pod, IN_PLACE_UPDATE_STATE_KEY).and_then(|s| serde_json::from_str(s).ok())
+}
+
+/// The pod's pending grace-period spec, if any.
+pub fn grace_of(pod: &PodRecord) -> Option<UpdateSpec> {
+    pods::annotation(pod, IN_PLACE_UPDATE_GRACE_KEY).and_then(|s| serde_json::from_str(s).ok())
+}
+
+/// The pod patch that starts an in-place update to `spec` (`updatePodInPlace`): revision labels,
+/// `extra` (the lifecycle `Updating` patch), the state annotation, then either the first batch
+/// (no grace period) or the grace annotation. Conditional on the pod's resourceVersion.
+pub fn begin(
+    pod: &PodRecord,
+    spec: &UpdateSpec,
+    grace_seconds: i32,
+    extra: Option<Value>,
+    now: Timestamp,
+) -> Value {
+    let mut state = InPlaceUpdateState {
+        update_images: !spec.container_images.is_empty(),
+        ..InPlaceUpdateState::new(&spec.revision, now)
+    };
+    let mut patch = json!({"metadata": {
+        "labels": {CONTROLLER_REVISION_HASH: spec.revision, POD_TEMPLATE_HASH: short_hash(&spec.revision)},
+        "annotations": {IN_PLACE_UPDATE_STATE_KEY_OLD: null},
+    }});
+    if let Some(rv) = &pod.metadata.resource_version {
+        merge(&mut patch, json!({"metadata": {"resourceVersion": rv}}));
+    }
+    if let Some(extra) = extra {
+        merge(&mut patch, extra);
+    }
+    if grace_seconds <= 0 {
+        merge(
+            &mut patch,
+            json!({"metadata": {"annotations": {IN_PLACE_UPDATE_GRACE_KEY: null}}}),
+        );
+        let batch = patch_batch(
+            pod,
+            &spec.container_images,
+            spec.meta_data_patch.as_ref(),
+            &mut state,
+            now,
+        );
+        merge(&mut patch, batch);
+    } else {
+        let grace = UpdateSpec {
+            grace_seconds,
+            ..spec.clone()
+        };
+        merge(
+            &mut patch,
+            json!({"metadata": {"annotations": {
+                IN_PLACE_UPDATE_STATE_KEY: serde_json::to_string(&state).unwrap_or_default(),
+                IN_PLACE_UPDATE_GRACE_KEY: serde_json::to_string(&grace).unwrap_or_default(),
+            }}}),
+        );
+    }
+    patch
+}
+
+/// The `pods/status` patch setting `InPlaceUpdateReady` (False with reason `StartInPlaceUpdate`, or
+/// True); a False one also forces `Ready=False` when the pod is ready, so traffic leaves at once.
+pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Value {
+    let mut cond = json!({"type": IN_PLACE_UPDATE_READY, "status": if ready { "True" } else { "False" },
+        "lastTransitionTime": now.to_string()});
+    if !ready {
+        cond["reason"] = json!("StartInPlaceUpdate");
+    }
+    let mut conditions = vec![cond];
+    if !ready && pods::is_ready(pod) {
+        conditions.push(json!({"type": "Ready", "status": "False", "lastTransitionTime": now.to_string()}));
+    }
+    json!({"status": {"conditions": conditions}})
+}
+
+/// The pod asks for the `InPlaceUpdateReady` readiness gate.
+pub fn has_gate(pod: &PodRecord) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.readiness_gates.as_ref())
+        .is_some_and(|g| g.iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY))
+}
+
+/// `defaultCheckContainersInPlaceUpdateCompleted`, image part: every container of an applied batch has
+/// a new imageID, or reports the spec image (`:latest` added to a tag-less one).
+pub fn containers_completed(pod: &PodRecord, state: &InPlaceUpdateState) -> bool {
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let specs = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
+    state.last_container_statuses.iter().all(|(name, last)| {
+        let Some(status) = statuses.iter().find(|s| &s.name == name) else {
+            return false;
+        };
+        if status.image_id != last.image_id {
+            return true;
+        }
+        let spec_image = specs
+            .iter()
+            .find(|c| &c.name == name)
+            .and_then(|c| c.image.as_deref())
+            .unwrap_or("");
+        let last_segment = spec_image.rsplit('/').next().unwrap_or("");
+        let with_tag = if last_segment.contains(':') || spec_image.contains('@') {
+            spec_image.to_owned()
+        } else {
+            format!("{spec_image}:latest")
+        };
+        status.image == with_tag
+    })
+}
+
+/// `CheckPodUpdateCompleted`: no grace period pending, no batch left, and the containers are done.
+pub fn update_completed(pod: &PodRecord) -> bool {
+    if pods::in_grace_period(pod) {
+        return false;
+    }
+    match state_of(pod) {
+        None => true,
+        Some(state) => state.next_container_images.is_empty() && containers_completed(pod, &state),
+    }
+}
+
+#[cfg(test)]
+#[path = "inplace_tests.rs"]
+mod tests;
