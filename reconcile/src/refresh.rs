@@ -173,3 +173,7 @@ pub fn refresh_pod(ctx: &Ctx<'_>, pod: &PodRecord) -> Refreshed {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "refresh_tests.rs"]
+mod tests;
