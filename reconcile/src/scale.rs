@@ -222,7 +222,7 @@ fn choose_pods_to_delete<'a>(ctx: &Ctx<'a>, num: i64, old_num: i64) -> Vec<&'a P
     let take = |group: &mut Vec<&'a PodRecord>, n: i64| -> Vec<&'a PodRecord> {
         let n = usize::try_from(n).unwrap_or(0);
         if n < group.len() {
-            group.sort_by(|a, b| deletion_order(a, b, &per_node, ctx));
+            group.sort_by(|a, b| deletion_order(a, b, &per_node));
         }
         group.iter().copied().take(n).collect()
     };
@@ -245,7 +245,7 @@ fn pods_per_node<'a>(all: &[&'a PodRecord]) -> BTreeMap<&'a str, usize> {
 }
 
 /// Kubernetes' `ActivePodsWithRanks` order ("delete first" first).
-fn deletion_order(a: &PodRecord, b: &PodRecord, per_node: &BTreeMap<&str, usize>, ctx: &Ctx<'_>) -> Ordering {
+fn deletion_order(a: &PodRecord, b: &PodRecord, per_node: &BTreeMap<&str, usize>) -> Ordering {
     let cost = |p: &PodRecord| -> i64 {
         pods::annotation(p, POD_DELETION_COST)
             .and_then(|v| v.parse().ok())
@@ -261,7 +261,6 @@ fn deletion_order(a: &PodRecord, b: &PodRecord, per_node: &BTreeMap<&str, usize>
         "Running" => 2,
         _ => 3,
     };
-    let _ = ctx;
     pods::is_scheduled(a)
         .cmp(&pods::is_scheduled(b))
         .then_with(|| phase_rank(a).cmp(&phase_rank(b)))
