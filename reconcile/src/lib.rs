@@ -22,6 +22,8 @@ pub mod status;
 pub mod update;
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 pub(crate) mod testing;
 
 pub use action::Action;
