@@ -2,6 +2,8 @@
 //!
 //! Every function here reads a [`PodRecord`] and nothing else; time comes in as an argument.
 
+use std::cmp::Reverse;
+
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
 use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY};
@@ -142,6 +144,36 @@ pub fn ready_since(pod: &PodRecord) -> Option<Timestamp> {
 /// `metadata.creationTimestamp`.
 pub fn created(pod: &PodRecord) -> Option<Timestamp> {
     pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
+}
+
+/// The key of [`active_pods_less`]: scheduled, phase rank, ready, ready time (newest first), restarts
+/// (most first), creation (newest first).
+pub type ActiveOrderKey = (
+    bool,
+    u8,
+    bool,
+    Option<Reverse<Timestamp>>,
+    Reverse<i32>,
+    Option<Reverse<Timestamp>>,
+);
+
+/// The sort key of [`active_pods_less`] (smaller first), for sorting many pods.
+pub fn active_order_key(p: &PodRecord) -> ActiveOrderKey {
+    let phase_rank = match phase(p) {
+        "Pending" => 0,
+        "Unknown" => 1,
+        "Running" => 2,
+        _ => 3,
+    };
+    let ready = is_ready(p);
+    (
+        is_scheduled(p),
+        phase_rank,
+        ready,
+        ready.then(|| ready_since(p).map(Reverse)).flatten(),
+        Reverse(max_restarts(p)),
+        created(p).map(Reverse),
+    )
 }
 
 /// Kubernetes' `ActivePods` order ("delete or update first" comes first): unscheduled before scheduled,

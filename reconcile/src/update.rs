@@ -105,8 +105,9 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
         .collect();
     sort_candidates(ctx, &mut candidates);
     let chosen = limit(ctx, &diffs, candidates, target);
+    let mut specs = SpecCache::default();
     for pod in chosen {
-        match update_pod(ctx, pod, target) {
+        match update_pod(ctx, pod, target, &mut specs) {
             Ok((actions, delay)) => {
                 out.actions.extend(actions);
                 push_delay(&mut out.delay, delay);
@@ -125,10 +126,10 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
 /// Worst first (`ActivePods`), then `priorityStrategy`, then `scatterStrategy`, then PreparingUpdate
 /// pods to the front; every step after the first is stable.
 pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut [&PodRecord]) {
-    candidates.sort_by(|a, b| pods::active_pods_less(a, b));
+    candidates.sort_by_cached_key(|p| pods::active_order_key(p));
     let ru = rolling_update(ctx.cs);
     if let Some(priority) = ru.and_then(|r| r.priority_strategy.as_ref()) {
-        candidates.sort_by(|a, b| priority_order(priority, a, b));
+        candidates.sort_by_cached_key(|p| priority_key(priority, p));
     }
     if let Some(scatter) = ru.and_then(|r| r.scatter_strategy.as_ref()) {
         for term in scatter {
@@ -138,32 +139,26 @@ pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut [&PodRecord]) {
     candidates.sort_by_key(|p| pods::lifecycle_state(p) != "PreparingUpdate");
 }
 
-fn priority_order(s: &UpdatePriorityStrategy, a: &PodRecord, b: &PodRecord) -> std::cmp::Ordering {
+/// The priority sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the
+/// index of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
+/// negated integer suffix of its value.
+fn priority_key(s: &UpdatePriorityStrategy, p: &PodRecord) -> (i64, i64) {
     let weights = s.weight_priority.as_deref().unwrap_or_default();
     let orders = s.order_priority.as_deref().unwrap_or_default();
     if !weights.is_empty() {
-        let w = |p: &PodRecord| -> i64 {
-            weights
-                .iter()
-                .filter(|t| selector::matches(&t.match_selector, p.metadata.labels.as_ref()).unwrap_or(false))
-                .map(|t| i64::from(t.weight))
-                .sum()
-        };
-        return w(b).cmp(&w(a));
+        let w: i64 = weights
+            .iter()
+            .filter(|t| selector::matches(&t.match_selector, p.metadata.labels.as_ref()).unwrap_or(false))
+            .map(|t| i64::from(t.weight))
+            .sum();
+        return (-w, 0);
     }
-    if !orders.is_empty() {
-        let level = |p: &PodRecord| -> (i64, i64) {
-            for (i, t) in orders.iter().enumerate() {
-                if let Some(v) = pods::label(p, &t.ordered_key) {
-                    return (i as i64, int_suffix(v));
-                }
-            }
-            (-1, 0)
-        };
-        let ((la, oa), (lb, ob)) = (level(a), level(b));
-        return la.cmp(&lb).then(ob.cmp(&oa));
+    for (i, t) in orders.iter().enumerate() {
+        if let Some(v) = pods::label(p, &t.ordered_key) {
+            return (i as i64, -int_suffix(v));
+        }
     }
-    std::cmp::Ordering::Equal
+    if orders.is_empty() { (0, 0) } else { (-1, 0) }
 }
 
 /// The integer formed by the trailing digits of `v` (`"sts-10"` → 10), 0 without.
@@ -230,11 +225,15 @@ fn policy(ctx: &Ctx<'_>) -> CloneSetPodUpdateStrategyType {
         .unwrap_or(CloneSetPodUpdateStrategyType::ReCreate)
 }
 
+/// In-place verdicts already computed this pass, by the pod's old revision name.
+type SpecCache = Vec<(String, Result<inplace::UpdateSpec, NotInPlace>)>;
+
 /// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.
 fn update_pod(
     ctx: &Ctx<'_>,
     pod: &PodRecord,
     target: &str,
+    specs: &mut SpecCache,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = policy(ctx);
@@ -253,8 +252,19 @@ fn update_pod(
         } else {
             &ctx.current_template
         };
-        if let Some(old_template) = old.and_then(|r| template_of(r).ok()) {
-            verdict = inplace::calculate_spec(&old_template, target_template, target);
+        if let Some(old) = old {
+            let old_name = old.metadata.name.clone().unwrap_or_default();
+            verdict = match specs.iter().find(|(n, _)| *n == old_name) {
+                Some((_, v)) => v.clone(),
+                None => {
+                    let v = match template_of(old) {
+                        Ok(t) => inplace::calculate_spec(&t, target_template, target),
+                        Err(_) => Err(NotInPlace::SpecChanged),
+                    };
+                    specs.push((old_name, v.clone()));
+                    v
+                }
+            };
         }
     }
     match verdict {
