@@ -1,5 +1,6 @@
 //! One plan over a 1,000-pod CloneSet in the middle of an in-place rollout (400 pods updated, 600 to
-//! go, maxUnavailable 20%, a weight priority), target ≤ 1 ms.
+//! go, maxUnavailable 20%, a weight priority), target ≤ 1 ms. Runs on mimalloc, the allocator of the
+//! `kruise` binary that will host the controller.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::{Container, PodCondition, PodReadinessGate, PodSpec, PodTemplateSpec};
@@ -14,6 +15,9 @@ use kruise_api::common::{UpdatePriorityStrategy, UpdatePriorityWeightTerm};
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord, PodRecordSpec, PodRecordStatus};
 use kruise_reconcile::pod_template::seeded_ids;
 use kruise_reconcile::{Expectations, Input, Options, plan, revision};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn cloneset(image: &str) -> CloneSet {
     let labels = [("app".to_string(), "demo".to_string())];

@@ -48,9 +48,66 @@ pub struct Ctx<'a> {
     pub options: Options,
     /// `scaleStrategy.podsToDelete`.
     pub pods_to_delete: BTreeSet<&'a str>,
+    /// Per-pod answers computed once ([`Ctx::index`]), sorted by the pod's address.
+    pub views: Vec<(usize, PodView)>,
+}
+
+/// The answers about one pod that every step asks for, computed once per reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PodView {
+    /// At the update revision.
+    pub at_update: bool,
+    /// Lifecycle `PreparingDelete`.
+    pub preparing_delete: bool,
+    /// Specified for deletion.
+    pub specified_delete: bool,
+    /// `IsPodAvailable` with `minReadySeconds`.
+    pub available: bool,
+    /// `IsPodAvailable` with 0 seconds (what scale calls "ready").
+    pub available_now: bool,
+    /// `IsPodUpdateReady` with 0 seconds.
+    pub update_ready: bool,
+}
+
+fn address(pod: &PodRecord) -> usize {
+    std::ptr::from_ref(pod) as usize
 }
 
 impl Ctx<'_> {
+    /// Computes the [`PodView`] of every pod in `pods`.
+    pub fn index(&mut self) {
+        let mut views: Vec<(usize, PodView)> = self
+            .pods
+            .iter()
+            .map(|p| (address(p), self.compute_view(p)))
+            .collect();
+        views.sort_unstable_by_key(|(a, _)| *a);
+        self.views = views;
+    }
+
+    fn compute_view(&self, pod: &PodRecord) -> PodView {
+        let state = pods::lifecycle_state(pod);
+        let normal = matches!(state, "" | "Normal");
+        let update_ready = pods::is_update_ready(pod, 0, self.now);
+        PodView {
+            at_update: pods::is_at_revision(pod, self.update_name),
+            preparing_delete: state == "PreparingDelete",
+            specified_delete: pods::has_specified_delete_label(pod)
+                || self.pods_to_delete.contains(pods::name(pod)),
+            available: normal && pods::is_update_ready(pod, self.min_ready_seconds(), self.now),
+            available_now: normal && update_ready,
+            update_ready,
+        }
+    }
+
+    /// The pod's [`PodView`] (indexed, or computed when the pod is not among `pods`).
+    pub fn view(&self, pod: &PodRecord) -> PodView {
+        match self.views.binary_search_by_key(&address(pod), |(a, _)| *a) {
+            Ok(i) => self.views[i].1,
+            Err(_) => self.compute_view(pod),
+        }
+    }
+
     /// `spec.minReadySeconds`.
     pub fn min_ready_seconds(&self) -> i32 {
         self.cs.spec.min_ready_seconds
@@ -58,27 +115,28 @@ impl Ctx<'_> {
 
     /// Labelled `apps.kruise.io/specified-delete` or named in `podsToDelete`.
     pub fn is_specified_delete(&self, pod: &PodRecord) -> bool {
-        pods::has_specified_delete_label(pod) || self.pods_to_delete.contains(pods::name(pod))
+        self.view(pod).specified_delete
     }
 
     /// `IsPodAvailable` with `minReadySeconds`.
     pub fn is_available(&self, pod: &PodRecord) -> bool {
-        pods::is_available(pod, self.min_ready_seconds(), self.now)
+        self.view(pod).available
     }
 
     /// The Scale classifier (`revision.IsPodUpdate`).
     pub fn is_pod_update_for_scale(&self, pod: &PodRecord) -> bool {
-        pods::is_at_revision(pod, self.update_name)
+        self.view(pod).at_update
             || (self.options.preparing_update_as_update && pods::lifecycle_state(pod) == "PreparingUpdate")
     }
 
     /// What the arithmetic needs to know about `pod`.
     pub fn facts(&self, pod: &PodRecord, new: bool) -> PodFacts {
+        let v = self.view(pod);
         PodFacts {
             new,
-            preparing_delete: pods::lifecycle_state(pod) == "PreparingDelete",
-            specified_delete: self.is_specified_delete(pod),
-            available: self.is_available(pod),
+            preparing_delete: v.preparing_delete,
+            specified_delete: v.specified_delete,
+            available: v.available,
         }
     }
 }

@@ -298,26 +298,73 @@ pub fn patch_batch(
     state: &mut InPlaceUpdateState,
     now: Timestamp,
 ) -> Value {
+    let containers = apply_batch(pod, images, state, now);
+    let mut annotations = Map::new();
+    annotations.insert(IN_PLACE_UPDATE_STATE_KEY.into(), Value::String(state_json(state)));
+    let mut patch = Map::new();
+    patch.insert(
+        "metadata".into(),
+        object([("annotations", Value::Object(annotations))]),
+    );
+    if !containers.is_empty() {
+        patch.insert("spec".into(), object([("containers", Value::Array(containers))]));
+    }
+    let mut patch = Value::Object(patch);
+    if let Some(meta) = meta_patch {
+        merge(&mut patch, meta.clone());
+    }
+    patch
+}
+
+/// A JSON object from static keys.
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    let mut map = Map::new();
+    for (k, v) in pairs {
+        map.insert(k.to_owned(), v);
+    }
+    Value::Object(map)
+}
+
+fn state_json(state: &InPlaceUpdateState) -> String {
+    serde_json::to_string(state).unwrap_or_default()
+}
+
+/// Picks the batch, records it in `state`, and returns the container entries of the patch.
+fn apply_batch(
+    pod: &PodRecord,
+    images: &BTreeMap<String, String>,
+    state: &mut InPlaceUpdateState,
+    now: Timestamp,
+) -> Vec<Value> {
     let top = images.keys().filter_map(|c| container_priority(pod, c)).max();
-    type Pairs<'a> = Vec<(&'a String, &'a String)>;
-    let (batch, rest): (Pairs<'_>, Pairs<'_>) = images.iter().partition(|(c, _)| {
-        let p = container_priority(pod, c);
-        p.is_none() || p == top
-    });
-    let statuses = pod.status.as_ref().and_then(|s| s.container_statuses.as_ref());
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
     let mut containers = Vec::new();
-    for (name, image) in &batch {
-        containers.push(json!({"name": name, "image": image}));
+    let mut names = Vec::new();
+    state.next_container_images.clear();
+    for (name, image) in images {
+        let p = container_priority(pod, name);
+        if p.is_some() && p != top {
+            state.next_container_images.insert(name.clone(), image.clone());
+            continue;
+        }
+        containers.push(object([
+            ("name", Value::String(name.clone())),
+            ("image", Value::String(image.clone())),
+        ]));
         let image_id = statuses
-            .and_then(|all| all.iter().find(|s| &&s.name == name))
+            .iter()
+            .find(|s| &s.name == name)
             .map(|s| s.image_id.clone())
             .unwrap_or_default();
         state
             .last_container_statuses
-            .insert((*name).clone(), LastContainerStatus { image_id });
+            .insert(name.clone(), LastContainerStatus { image_id });
+        names.push(name.clone());
     }
-    state.next_container_images = rest.iter().map(|(c, i)| ((*c).clone(), (*i).clone())).collect();
-    let names: Vec<String> = batch.iter().map(|(c, _)| (*c).clone()).collect();
     state.pre_check_before_next = (!state.next_container_images.is_empty()).then(|| PreCheckBeforeNext {
         containers_required_ready: names.clone(),
     });
@@ -325,16 +372,7 @@ pub fn patch_batch(
         timestamp: Time(now),
         containers: names,
     });
-    let mut patch = json!({"metadata": {"annotations": {
-        IN_PLACE_UPDATE_STATE_KEY: serde_json::to_string(state).unwrap_or_default(),
-    }}});
-    if !containers.is_empty() {
-        merge(&mut patch, json!({"spec": {"containers": containers}}));
-    }
-    if let Some(meta) = meta_patch {
-        merge(&mut patch, meta.clone());
-    }
-    patch
+    containers
 }
 
 /// The pod's in-place state, if any (an unreadable one counts as none).
@@ -361,41 +399,52 @@ pub fn begin(
         update_images: !spec.container_images.is_empty(),
         ..InPlaceUpdateState::new(&spec.revision, now)
     };
-    let mut patch = json!({"metadata": {
-        "labels": {CONTROLLER_REVISION_HASH: spec.revision, POD_TEMPLATE_HASH: short_hash(&spec.revision)},
-        "annotations": {IN_PLACE_UPDATE_STATE_KEY_OLD: null},
-    }});
-    if let Some(rv) = &pod.metadata.resource_version {
-        merge(&mut patch, json!({"metadata": {"resourceVersion": rv}}));
-    }
-    if let Some(extra) = extra {
-        merge(&mut patch, extra);
-    }
+    let labels = object([
+        (CONTROLLER_REVISION_HASH, Value::String(spec.revision.clone())),
+        (
+            POD_TEMPLATE_HASH,
+            Value::String(short_hash(&spec.revision).to_owned()),
+        ),
+    ]);
+    let mut annotations = Map::new();
+    annotations.insert(IN_PLACE_UPDATE_STATE_KEY_OLD.into(), Value::Null);
+    let mut containers = Vec::new();
     if grace_seconds <= 0 {
-        merge(
-            &mut patch,
-            json!({"metadata": {"annotations": {IN_PLACE_UPDATE_GRACE_KEY: null}}}),
-        );
-        let batch = patch_batch(
-            pod,
-            &spec.container_images,
-            spec.meta_data_patch.as_ref(),
-            &mut state,
-            now,
-        );
-        merge(&mut patch, batch);
+        annotations.insert(IN_PLACE_UPDATE_GRACE_KEY.into(), Value::Null);
+        containers = apply_batch(pod, &spec.container_images, &mut state, now);
     } else {
         let grace = UpdateSpec {
             grace_seconds,
             ..spec.clone()
         };
-        merge(
-            &mut patch,
-            json!({"metadata": {"annotations": {
-                IN_PLACE_UPDATE_STATE_KEY: serde_json::to_string(&state).unwrap_or_default(),
-                IN_PLACE_UPDATE_GRACE_KEY: serde_json::to_string(&grace).unwrap_or_default(),
-            }}}),
+        annotations.insert(
+            IN_PLACE_UPDATE_GRACE_KEY.into(),
+            Value::String(serde_json::to_string(&grace).unwrap_or_default()),
         );
+    }
+    annotations.insert(
+        IN_PLACE_UPDATE_STATE_KEY.into(),
+        Value::String(state_json(&state)),
+    );
+    let mut metadata = Map::new();
+    metadata.insert("labels".into(), labels);
+    metadata.insert("annotations".into(), Value::Object(annotations));
+    if let Some(rv) = &pod.metadata.resource_version {
+        metadata.insert("resourceVersion".into(), Value::String(rv.clone()));
+    }
+    let mut patch = Map::new();
+    patch.insert("metadata".into(), Value::Object(metadata));
+    if !containers.is_empty() {
+        patch.insert("spec".into(), object([("containers", Value::Array(containers))]));
+    }
+    let mut patch = Value::Object(patch);
+    if let Some(extra) = extra {
+        merge(&mut patch, extra);
+    }
+    if grace_seconds <= 0
+        && let Some(meta) = &spec.meta_data_patch
+    {
+        merge(&mut patch, meta.clone());
     }
     patch
 }
@@ -403,16 +452,24 @@ pub fn begin(
 /// The `pods/status` patch setting `InPlaceUpdateReady` (False with reason `StartInPlaceUpdate`, or
 /// True); a False one also forces `Ready=False` when the pod is ready, so traffic leaves at once.
 pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Value {
-    let mut cond = json!({"type": IN_PLACE_UPDATE_READY, "status": if ready { "True" } else { "False" },
-        "lastTransitionTime": now.to_string()});
+    let at = Value::String(now.to_string());
+    let status = |v: bool| Value::String(if v { "True" } else { "False" }.into());
+    let mut cond = Map::new();
+    cond.insert("type".into(), Value::String(IN_PLACE_UPDATE_READY.into()));
+    cond.insert("status".into(), status(ready));
+    cond.insert("lastTransitionTime".into(), at.clone());
     if !ready {
-        cond["reason"] = json!("StartInPlaceUpdate");
+        cond.insert("reason".into(), Value::String("StartInPlaceUpdate".into()));
     }
-    let mut conditions = vec![cond];
+    let mut conditions = vec![Value::Object(cond)];
     if !ready && pods::is_ready(pod) {
-        conditions.push(json!({"type": "Ready", "status": "False", "lastTransitionTime": now.to_string()}));
+        conditions.push(object([
+            ("type", Value::String("Ready".into())),
+            ("status", status(false)),
+            ("lastTransitionTime", at),
+        ]));
     }
-    json!({"status": {"conditions": conditions}})
+    object([("status", object([("conditions", Value::Array(conditions))]))])
 }
 
 /// The pod asks for the `InPlaceUpdateReady` readiness gate.

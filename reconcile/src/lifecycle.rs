@@ -55,10 +55,16 @@ pub fn marks_not_ready(hook: Option<&LifecycleHook>) -> bool {
 /// already there.
 pub fn state_patch(pod: &PodRecord, state: &str, now: Timestamp) -> Option<Value> {
     (pods::lifecycle_state(pod) != state).then(|| {
-        json!({"metadata": {
-            "labels": {LIFECYCLE_STATE_KEY: state},
-            "annotations": {LIFECYCLE_TIMESTAMP_KEY: now.to_string()},
-        }})
+        let mut labels = serde_json::Map::new();
+        labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
+        let mut annotations = serde_json::Map::new();
+        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(now.to_string()));
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("labels".into(), Value::Object(labels));
+        metadata.insert("annotations".into(), Value::Object(annotations));
+        let mut patch = serde_json::Map::new();
+        patch.insert("metadata".into(), Value::Object(metadata));
+        Value::Object(patch)
     })
 }
 

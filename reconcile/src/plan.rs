@@ -178,7 +178,7 @@ pub fn plan(
     }
     let update_name = revs.update.metadata.name.clone().unwrap_or_default();
     let current_name = revs.current.metadata.name.clone().unwrap_or_default();
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         cs,
         params: Params::resolve(
             cs,
@@ -202,7 +202,9 @@ pub fn plan(
             .flatten()
             .map(String::as_str)
             .collect(),
+        views: Vec::new(),
     };
+    ctx.index();
 
     // Sync: scale, or else update.
     let mut result = Plan::default();

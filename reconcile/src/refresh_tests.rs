@@ -20,6 +20,7 @@ fn ctx(cs: &CloneSet) -> Ctx<'_> {
         now: now(),
         options: Default::default(),
         pods_to_delete: Default::default(),
+        views: Vec::new(),
     }
 }
 

@@ -158,7 +158,7 @@ fn limit_ready<'a>(ctx: &Ctx<'_>, candidates: Vec<&'a PodRecord>, budget: &mut i
     candidates
         .into_iter()
         .filter(|p| {
-            if !pods::is_available(p, 0, ctx.now) {
+            if !ctx.view(p).available_now {
                 return true;
             }
             if *budget > 0 {
@@ -213,11 +213,8 @@ pub fn delete_pods(ctx: &Ctx<'_>, chosen: &[&PodRecord]) -> Vec<Action> {
 
 /// `choosePodsToDelete`: old-revision pods first (up to `old_num`), each group "most deletable first".
 fn choose_pods_to_delete<'a>(ctx: &Ctx<'a>, num: i64, old_num: i64) -> Vec<&'a PodRecord> {
-    let (mut updated, mut not_updated): (Vec<&PodRecord>, Vec<&PodRecord>) = ctx
-        .pods
-        .iter()
-        .copied()
-        .partition(|p| pods::is_at_revision(p, ctx.update_name));
+    let (mut updated, mut not_updated): (Vec<&PodRecord>, Vec<&PodRecord>) =
+        ctx.pods.iter().copied().partition(|p| ctx.view(p).at_update);
     let per_node = pods_per_node(&ctx.pods);
     let take = |group: &mut Vec<&'a PodRecord>, n: i64| -> Vec<&'a PodRecord> {
         let n = usize::try_from(n).unwrap_or(0);

@@ -13,7 +13,6 @@ use kruise_api::apps_v1beta1::{
 
 use crate::arithmetic::rolling_update;
 use crate::context::Ctx;
-use crate::pods;
 
 /// Sets a condition as OpenKruise's `SetCloneSetCondition`: unchanged status and reason keep the old
 /// condition (times included); an unchanged status keeps the old transition time.
@@ -60,7 +59,6 @@ pub fn compute(
     let cs = ctx.cs;
     let old = cs.status.clone().unwrap_or_default();
     let spec_replicas = cs.spec.replicas.unwrap_or(1);
-    let min_ready = ctx.min_ready_seconds();
     let mut s = CloneSetStatus {
         observed_generation: cs.metadata.generation.unwrap_or(0),
         update_revision: Some(ctx.update_name.to_owned()),
@@ -75,9 +73,8 @@ pub fn compute(
         ..Default::default()
     };
     for p in &ctx.pods {
-        let updated = pods::is_at_revision(p, ctx.update_name);
-        let ready = pods::is_update_ready(p, 0, ctx.now);
-        let available = pods::is_available(p, min_ready, ctx.now);
+        let v = ctx.view(p);
+        let (updated, ready, available) = (v.at_update, v.update_ready, v.available);
         s.replicas += 1;
         s.ready_replicas += i32::from(ready);
         s.available_replicas += i32::from(available);

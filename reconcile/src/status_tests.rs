@@ -21,6 +21,7 @@ fn run(cs: &CloneSet, pods: &[PodRecord]) -> (CloneSetStatus, Option<Duration>) 
         now: now(),
         options: Default::default(),
         pods_to_delete: Default::default(),
+        views: Vec::new(),
     };
     compute(&ctx, None, None, None)
 }

@@ -80,7 +80,7 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
     let facts: Vec<_> = ctx
         .pods
         .iter()
-        .map(|p| ctx.facts(p, pods::is_at_revision(p, ctx.update_name)))
+        .map(|p| ctx.facts(p, ctx.view(p).at_update))
         .collect();
     let diffs = arithmetic::calculate(&ctx.params, &facts, ctx.current_name == ctx.update_name);
     out.diffs = Some(diffs);
@@ -96,7 +96,7 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
         .pods
         .iter()
         .copied()
-        .filter(|p| pods::is_at_revision(p, ctx.update_name) != (diffs.update_num > 0))
+        .filter(|p| ctx.view(p).at_update != (diffs.update_num > 0))
         .filter(|p| match pods::lifecycle_state(p) {
             "PreparingDelete" => false,
             "Updated" => true,

@@ -19,6 +19,7 @@ fn ctx<'a>(cs: &'a CloneSet, pods: &[&'a PodRecord]) -> Ctx<'a> {
         now: now(),
         options: Default::default(),
         pods_to_delete: Default::default(),
+        views: Vec::new(),
     }
 }
 
