@@ -74,6 +74,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         [
             ("app", "demo"),
             ("controller-revision-hash", revision),
+            ("pod-template-hash", revision.rsplit('-').next().unwrap()),
             ("apps.kruise.io/cloneset-instance-id", &format!("{i:05}")),
             ("zone", if i.is_multiple_of(3) { "a" } else { "b" }),
         ]

@@ -226,6 +226,10 @@ pub(crate) mod fixtures {
                 ("app".to_string(), "demo".to_string()),
                 (super::CONTROLLER_REVISION_HASH.to_string(), revision.to_string()),
                 (
+                    super::POD_TEMPLATE_HASH.to_string(),
+                    super::short_hash(revision).to_string(),
+                ),
+                (
                     kruise_api::apps_v1beta1::CLONESET_INSTANCE_ID.to_string(),
                     name.rsplit('-').next().unwrap().to_string(),
                 ),

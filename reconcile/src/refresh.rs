@@ -13,7 +13,7 @@ use crate::action::Action;
 use crate::context::Ctx;
 use crate::inplace::{self, InPlaceUpdateState};
 use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
-use crate::pods::{self, CONTROLLER_REVISION_HASH};
+use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH};
 
 /// What refreshing one pod decided.
 #[derive(Debug, Default, PartialEq)]
@@ -22,6 +22,9 @@ pub struct Refreshed {
     pub actions: Vec<Action>,
     /// Requeue after this long (the rest of a grace period).
     pub delay: Option<Duration>,
+    /// The lifecycle state or the `pod-template-hash` label was patched: the update step must stop
+    /// for this pass. In-place refresh writes (condition, next batch, grace end) do not stop it.
+    pub modified: bool,
 }
 
 fn patch(pod: &PodRecord, reason: &'static str, patch: serde_json::Value) -> Action {
@@ -128,12 +131,10 @@ fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
     out
 }
 
-/// Refreshes one pod; when it returns actions the reconcile patches and stops there.
+/// Refreshes one pod: the in-place `Refresh`, then the lifecycle transition and the `pod-template-hash`
+/// backfill on pods from before OpenKruise 1.1 (both set [`Refreshed::modified`]).
 pub fn refresh_pod(ctx: &Ctx<'_>, pod: &PodRecord) -> Refreshed {
     let mut out = refresh_in_place(pod, ctx.now);
-    if !out.actions.is_empty() {
-        return out;
-    }
     let lc = ctx.cs.spec.lifecycle.as_ref();
     let in_place_hook = lc.and_then(|l| l.in_place_update.as_ref());
     let after_update = || {
@@ -170,6 +171,17 @@ pub fn refresh_pod(ctx: &Ctx<'_>, pod: &PodRecord) -> Refreshed {
             ));
         }
         out.actions.push(action);
+        out.modified = true;
+    }
+    if pods::label(pod, POD_TEMPLATE_HASH).is_none()
+        && let Some(revision) = pods::label(pod, CONTROLLER_REVISION_HASH)
+    {
+        out.actions.push(patch(
+            pod,
+            "podTemplateHash",
+            json!({"metadata": {"labels": {POD_TEMPLATE_HASH: pods::short_hash(revision)}}}),
+        ));
+        out.modified = true;
     }
     out
 }

@@ -127,9 +127,9 @@ fn in_place_progress() {
             vec![],
         ),
         (
-            "done: InPlaceUpdateReady goes True first",
+            "done: InPlaceUpdateReady goes True and the pod back to Normal in the same pass",
             updating_pod(true, true, state_json(&[], &[])),
-            vec!["condition True"],
+            vec!["condition True", "lifecycle -> Normal"],
         ),
         (
             "first batch done but not ready: the next batch waits",
@@ -143,8 +143,32 @@ fn in_place_progress() {
         ),
     ];
     for (name, p, want) in rows {
-        assert_eq!(kinds(&refresh_pod(&c, &p)), want, "{name}");
+        let r = refresh_pod(&c, &p);
+        assert_eq!(kinds(&r), want, "{name}");
+        assert_eq!(
+            r.modified,
+            want.iter().any(|k| k.starts_with("lifecycle")),
+            "{name}: only lifecycle stops update"
+        );
     }
+}
+
+#[test]
+fn an_old_pod_gets_its_pod_template_hash_backfilled() {
+    let cs = cloneset(1);
+    let mut p = pod("demo-x", "demo-abc");
+    p.metadata.labels.as_mut().unwrap().remove(POD_TEMPLATE_HASH);
+    let r = refresh_pod(&ctx(&cs), &p);
+    let Action::PatchPod {
+        patch,
+        reason: "podTemplateHash",
+        ..
+    } = &r.actions[0]
+    else {
+        panic!("{:?}", r.actions)
+    };
+    assert_eq!(patch["metadata"]["labels"][POD_TEMPLATE_HASH], "abc");
+    assert!(r.modified);
 }
 
 #[test]

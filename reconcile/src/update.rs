@@ -63,12 +63,14 @@ fn push_delay(slot: &mut Option<Duration>, d: Option<Duration>) {
 /// Runs the update step.
 pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
     let mut out = UpdateOutcome::default();
+    let mut modified = false;
     for pod in &ctx.pods {
         let r = refresh_pod(ctx, pod);
         push_delay(&mut out.delay, r.delay);
         out.actions.extend(r.actions);
+        modified |= r.modified;
     }
-    if !out.actions.is_empty() {
+    if modified {
         return out;
     }
     let strategy = &ctx.cs.spec.update_strategy;
