@@ -10,6 +10,7 @@ pub mod arithmetic;
 pub mod context;
 pub mod expectations;
 pub mod inplace;
+pub mod inplace_state;
 pub mod lifecycle;
 pub mod plan;
 pub mod pod_template;
