@@ -312,7 +312,7 @@ pub fn begin(
 /// The `pods/status` patch setting `InPlaceUpdateReady` (False with reason `StartInPlaceUpdate`, or
 /// True); a False one also forces `Ready=False` when the pod is ready, so traffic leaves at once.
 pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Value {
-    let at = Value::String(now.to_string());
+    let at = Value::String(pods::rfc3339(now));
     let status = |v: bool| Value::String(if v { "True" } else { "False" }.into());
     let mut cond = Map::new();
     cond.insert("type".into(), Value::String(IN_PLACE_UPDATE_READY.into()));

@@ -84,6 +84,7 @@ pub struct InPlaceUpdateState {
     /// Target revision name.
     pub revision: String,
     /// When the update started.
+    #[serde(with = "seconds")]
     pub update_timestamp: Time,
     /// Image IDs before the update, per container of an applied batch.
     pub last_container_statuses: BTreeMap<String, LastContainerStatus>,
@@ -146,7 +147,22 @@ pub struct PreCheckBeforeNext {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContainerBatch {
     /// When it was applied.
+    #[serde(with = "seconds")]
     pub timestamp: Time,
     /// Its containers.
     pub containers: Vec<String>,
+}
+
+mod seconds {
+    //! `metav1.Time` in JSON (RFC 3339, whole seconds), written with jiff's fast printer.
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::pods::rfc3339(t.0))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
+        Time::deserialize(d)
+    }
 }

@@ -58,7 +58,7 @@ pub fn state_patch(pod: &PodRecord, state: &str, now: Timestamp) -> Option<Value
         let mut labels = serde_json::Map::new();
         labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
         let mut annotations = serde_json::Map::new();
-        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(now.to_string()));
+        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(pods::rfc3339(now)));
         let mut metadata = serde_json::Map::new();
         metadata.insert("labels".into(), Value::Object(labels));
         metadata.insert("annotations".into(), Value::Object(annotations));
@@ -120,7 +120,7 @@ pub fn not_ready_key_patch(pod: &PodRecord, key: &str, add: bool, now: Timestamp
         name: pods::name(pod).to_owned(),
         patch: json!({"status": {"conditions": [{
             "type": KRUISE_POD_READY, "status": status, "message": message,
-            "lastTransitionTime": now.to_string(),
+            "lastTransitionTime": pods::rfc3339(now),
         }]}}),
     })
 }
