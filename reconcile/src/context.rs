@@ -89,12 +89,18 @@ impl Ctx<'_> {
         let state = pods::lifecycle_state(pod);
         let normal = matches!(state, "" | "Normal");
         let update_ready = pods::is_update_ready(pod, 0, self.now);
+        let min_ready = self.min_ready_seconds();
+        let update_ready_min = if min_ready <= 0 {
+            update_ready
+        } else {
+            pods::is_update_ready(pod, min_ready, self.now)
+        };
         PodView {
             at_update: pods::is_at_revision(pod, self.update_name),
             preparing_delete: state == "PreparingDelete",
             specified_delete: pods::has_specified_delete_label(pod)
                 || self.pods_to_delete.contains(pods::name(pod)),
-            available: normal && pods::is_update_ready(pod, self.min_ready_seconds(), self.now),
+            available: normal && update_ready_min,
             available_now: normal && update_ready,
             update_ready,
         }

@@ -604,3 +604,28 @@ fn history_beyond_the_limit_is_deleted() {
     w.cs.status.as_mut().unwrap().current_revision = Some(v2);
     assert_eq!(summary(&run(&w)), vec!["delete revision"]);
 }
+
+#[test]
+fn reverting_the_template_reuses_the_old_revision_and_its_pods() {
+    let mut w = rollout(2, Policy::ReCreate, ru());
+    let (v1, v2) = (rev_name(&w.revisions[0]), rev_name(&w.revisions[1]));
+    w.cs.spec.template.spec.as_mut().unwrap().containers[0].image = Some("app:1".into());
+    w.cs.status.as_mut().unwrap().current_revision = Some(v2.clone());
+    w.pods = vec![pod("demo-p0", &v1), pod("demo-p1", &v2)];
+    let p = run(&w);
+    let s = summary(&p);
+    assert_eq!(
+        s[0], "update revision 3",
+        "the equal old revision is bumped, not recreated"
+    );
+    assert_eq!(
+        s[1..],
+        [
+            "patch pod demo-p1 specifiedDelete",
+            "event SuccessfulUpdatePodReCreate"
+        ]
+    );
+    let status = p.status.unwrap();
+    assert_eq!(status.update_revision, Some(v1));
+    assert_eq!(status.updated_replicas, 1);
+}
