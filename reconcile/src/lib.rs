@@ -18,6 +18,7 @@ pub mod pods;
 pub mod refresh;
 pub mod revision;
 pub mod scale;
+pub mod scatter;
 pub mod selector;
 pub mod status;
 pub mod update;

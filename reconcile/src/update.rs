@@ -127,16 +127,14 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
 
 /// Worst first (`ActivePods`), then `priorityStrategy`, then `scatterStrategy`, then PreparingUpdate
 /// pods to the front; every step after the first is stable.
-pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut [&PodRecord]) {
+pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut Vec<&PodRecord>) {
     candidates.sort_by_cached_key(|p| pods::active_order_key(p));
     let ru = rolling_update(ctx.cs);
     if let Some(priority) = ru.and_then(|r| r.priority_strategy.as_ref()) {
         candidates.sort_by_cached_key(|p| priority_key(priority, p));
     }
-    if let Some(scatter) = ru.and_then(|r| r.scatter_strategy.as_ref()) {
-        for term in scatter {
-            scatter_term(candidates, &term.key, &term.value);
-        }
+    if let Some(terms) = ru.and_then(|r| r.scatter_strategy.as_ref()) {
+        *candidates = crate::scatter::scatter(&ctx.pods, std::mem::take(candidates), terms);
     }
     candidates.sort_by_key(|p| pods::lifecycle_state(p) != "PreparingUpdate");
 }
@@ -167,23 +165,6 @@ fn priority_key(s: &UpdatePriorityStrategy, p: &PodRecord) -> (i64, i64) {
 pub fn int_suffix(v: &str) -> i64 {
     let digits = v.len() - v.bytes().rev().take_while(u8::is_ascii_digit).count();
     v[digits..].parse().unwrap_or(0)
-}
-
-/// Spreads the pods labelled `key=value` evenly among the others, keeping both groups' order.
-fn scatter_term(pods_: &mut [&PodRecord], key: &str, value: &str) {
-    let (matched, others): (Vec<&PodRecord>, Vec<&PodRecord>) = pods_
-        .iter()
-        .copied()
-        .partition(|p| pods::label(p, key) == Some(value));
-    if matched.is_empty() || others.is_empty() {
-        return;
-    }
-    let (n, m) = (pods_.len(), matched.len());
-    let slots: Vec<usize> = (0..m).map(|k| (2 * k + 1) * n / (2 * m)).collect();
-    let (mut mi, mut oi) = (matched.into_iter(), others.into_iter());
-    for (i, slot) in pods_.iter_mut().enumerate() {
-        *slot = if slots.contains(&i) { mi.next() } else { oi.next() }.expect("as many pods as slots");
-    }
 }
 
 /// `limitUpdateIndexes`: at most `|updateNum|`, and never more unavailable than `updateMaxUnavailable`.

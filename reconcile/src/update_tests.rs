@@ -133,7 +133,7 @@ fn update_order() {
             vec!["c", "b", "a"],
         ),
         (
-            "scatter spreads matching pods among the others",
+            "scatter spreads matching pods among the others (OpenKruise's grouping)",
             scatter,
             vec![
                 p("a1", &[("zone", "a")]),
@@ -143,7 +143,7 @@ fn update_order() {
                 p("b3", &[]),
                 p("b4", &[]),
             ],
-            vec!["b1", "a1", "b2", "b3", "a2", "b4"],
+            vec!["a1", "b1", "b2", "b3", "b4", "a2"],
         ),
     ];
     for (name, ru, pods, want) in rows {
