@@ -168,7 +168,7 @@ pub fn active_order_key(p: &PodRecord) -> ActiveOrderKey {
         "Pending" => 0,
         "Unknown" => 1,
         "Running" => 2,
-        _ => 3,
+        _ => 0,
     };
     let ready = is_ready(p);
     (
@@ -182,7 +182,7 @@ pub fn active_order_key(p: &PodRecord) -> ActiveOrderKey {
 }
 
 /// Kubernetes' `ActivePods` order ("delete or update first" comes first): unscheduled before scheduled,
-/// Pending before Unknown before Running, not ready before ready, more recently ready first, more
+/// Pending (and any other phase) before Unknown before Running, not ready before ready, more recently ready first, more
 /// restarts first, newer first.
 pub fn active_pods_less(a: &PodRecord, b: &PodRecord) -> std::cmp::Ordering {
     use std::cmp::Ordering;
@@ -190,7 +190,7 @@ pub fn active_pods_less(a: &PodRecord, b: &PodRecord) -> std::cmp::Ordering {
         "Pending" => 0,
         "Unknown" => 1,
         "Running" => 2,
-        _ => 3,
+        _ => 0,
     };
     is_scheduled(a)
         .cmp(&is_scheduled(b))

@@ -1,9 +1,10 @@
 //! Scale (spec §B.7): undo PreparingDelete when replicas went up, create missing pods (and their
 //! PVCs), delete specified and surplus pods — or mark them PreparingDelete when a preDelete hook holds.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::CLONESET_INSTANCE_ID;
 
@@ -215,11 +216,17 @@ pub fn delete_pods(ctx: &Ctx<'_>, chosen: &[&PodRecord]) -> Vec<Action> {
 fn choose_pods_to_delete<'a>(ctx: &Ctx<'a>, num: i64, old_num: i64) -> Vec<&'a PodRecord> {
     let (mut updated, mut not_updated): (Vec<&PodRecord>, Vec<&PodRecord>) =
         ctx.pods.iter().copied().partition(|p| ctx.view(p).at_update);
-    let per_node = pods_per_node(&ctx.pods);
     let take = |group: &mut Vec<&'a PodRecord>, n: i64| -> Vec<&'a PodRecord> {
         let n = usize::try_from(n).unwrap_or(0);
         if n < group.len() {
-            group.sort_by(|a, b| deletion_order(a, b, &per_node));
+            let ranks = same_node_ranks(group);
+            group.sort_by_cached_key(|p| {
+                let at = std::ptr::from_ref::<PodRecord>(p) as usize;
+                let rank = ranks
+                    .binary_search_by_key(&at, |(a, _)| *a)
+                    .map_or(0, |i| ranks[i].1);
+                deletion_key(p, Some(ctx.is_available(p)), rank)
+            });
         }
         group.iter().copied().take(n).collect()
     };
@@ -232,47 +239,69 @@ fn choose_pods_to_delete<'a>(ctx: &Ctx<'a>, num: i64, old_num: i64) -> Vec<&'a P
     }
 }
 
-fn pods_per_node<'a>(all: &[&'a PodRecord]) -> BTreeMap<&'a str, usize> {
-    let mut m = BTreeMap::new();
-    for p in all {
+/// OpenKruise's same-node ranker: on a node holding several pods of the group, all but the best one
+/// (by the plain active order) get a rank, the worst the highest, so doubled-up pods go first.
+fn same_node_ranks(group: &[&PodRecord]) -> Vec<(usize, i64)> {
+    let mut by_node: BTreeMap<&str, Vec<&PodRecord>> = BTreeMap::new();
+    for p in group {
         let node = p.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("");
-        *m.entry(node).or_default() += 1;
+        if !node.is_empty() {
+            by_node.entry(node).or_default().push(p);
+        }
     }
-    m
+    let mut ranks = Vec::new();
+    for mut on_node in by_node.into_values().filter(|v| v.len() > 1) {
+        on_node.sort_by_cached_key(|p| deletion_key(p, None, 0));
+        on_node.pop();
+        let n = on_node.len() as i64;
+        let at = |p: &PodRecord| std::ptr::from_ref::<PodRecord>(p) as usize;
+        ranks.extend(
+            on_node
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| (at(p), n - i as i64)),
+        );
+    }
+    ranks.sort_unstable();
+    ranks
 }
 
-/// Kubernetes' `ActivePodsWithRanks` order ("delete first" first).
-fn deletion_order(a: &PodRecord, b: &PodRecord, per_node: &BTreeMap<&str, usize>) -> Ordering {
-    let cost = |p: &PodRecord| -> i64 {
-        pods::annotation(p, POD_DELETION_COST)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    let rank = |p: &PodRecord| {
-        let node = p.spec.as_ref().and_then(|s| s.node_name.as_deref()).unwrap_or("");
-        per_node.get(node).copied().unwrap_or(0)
-    };
-    let phase_rank = |p: &PodRecord| match pods::phase(p) {
-        "Pending" => 0,
+/// The key of `ActivePodsWithRanks` ("delete first" sorts first): unscheduled, Pending < Unknown <
+/// Running (others count as Pending), unavailable, not ready, lower deletion cost, higher rank, ready
+/// more recently, more restarts, newer.
+type DeletionKey = (
+    bool,
+    u8,
+    Option<bool>,
+    bool,
+    i32,
+    Reverse<i64>,
+    Option<Reverse<Timestamp>>,
+    Reverse<i32>,
+    Option<Reverse<Timestamp>>,
+);
+
+fn deletion_key(p: &PodRecord, available: Option<bool>, rank: i64) -> DeletionKey {
+    let phase = match pods::phase(p) {
         "Unknown" => 1,
         "Running" => 2,
-        _ => 3,
+        _ => 0,
     };
-    pods::is_scheduled(a)
-        .cmp(&pods::is_scheduled(b))
-        .then_with(|| phase_rank(a).cmp(&phase_rank(b)))
-        .then_with(|| pods::is_ready(a).cmp(&pods::is_ready(b)))
-        .then_with(|| cost(a).cmp(&cost(b)))
-        .then_with(|| rank(b).cmp(&rank(a)))
-        .then_with(|| match (pods::ready_since(a), pods::ready_since(b)) {
-            (Some(x), Some(y)) => y.cmp(&x),
-            _ => Ordering::Equal,
-        })
-        .then_with(|| pods::max_restarts(b).cmp(&pods::max_restarts(a)))
-        .then_with(|| match (pods::created(a), pods::created(b)) {
-            (Some(x), Some(y)) => y.cmp(&x),
-            _ => Ordering::Equal,
-        })
+    let cost = pods::annotation(p, POD_DELETION_COST)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let ready = pods::is_ready(p);
+    (
+        pods::is_scheduled(p),
+        phase,
+        available,
+        ready,
+        cost,
+        Reverse(rank),
+        ready.then(|| pods::ready_since(p).map(Reverse)).flatten(),
+        Reverse(pods::max_restarts(p)),
+        pods::created(p).map(Reverse),
+    )
 }
 
 #[cfg(test)]
