@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
-use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY};
+use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY};
 use serde_json::json;
 
 use crate::action::Action;
@@ -87,7 +87,17 @@ fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
         out.actions.push(patch(pod, "inPlaceUpdate", p));
         return out;
     }
-    if let Some(mut state) = inplace::state_of(pod) {
+    let ready_already = pods::condition(pod, IN_PLACE_UPDATE_READY).is_some_and(|c| {
+        c.status == "True"
+            && c.reason.as_deref().unwrap_or("").is_empty()
+            && c.message.as_deref().unwrap_or("").is_empty()
+    });
+    // Fast path: with nothing queued and the condition already True, the state cannot lead to a write.
+    let queued =
+        pods::annotation(pod, IN_PLACE_UPDATE_STATE_KEY).is_some_and(|s| s.contains("\"nextContainer"));
+    if (queued || !ready_already)
+        && let Some(mut state) = inplace::state_of(pod)
+    {
         if !inplace::containers_completed(pod, &state) {
             return out;
         }
@@ -117,12 +127,7 @@ fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
             return out;
         }
     }
-    let already = pods::condition(pod, IN_PLACE_UPDATE_READY).is_some_and(|c| {
-        c.status == "True"
-            && c.reason.as_deref().unwrap_or("").is_empty()
-            && c.message.as_deref().unwrap_or("").is_empty()
-    });
-    if inplace::has_gate(pod) && !already {
+    if inplace::has_gate(pod) && !ready_already {
         out.actions.push(Action::PatchPodStatus {
             name: pods::name(pod).to_owned(),
             patch: inplace::ready_condition_patch(pod, true, now),
