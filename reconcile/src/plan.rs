@@ -146,10 +146,12 @@ pub fn plan(
         {
             Some(pod) => actions.push(Action::PatchPvc {
                 name,
-                patch: json!({"metadata": {"ownerReferences": [{
-                    "apiVersion": "v1", "kind": "Pod", "name": pods::name(pod),
-                    "uid": pod.metadata.uid, "controller": false, "blockOwnerDeletion": false,
-                }]}}),
+                // ownerReferences merge by uid: drop the CloneSet's, add the pod as controller.
+                patch: json!({"metadata": {"ownerReferences": [
+                    {"$patch": "delete", "uid": cs.metadata.uid},
+                    {"apiVersion": "v1", "kind": "Pod", "name": pods::name(pod), "uid": pod.metadata.uid,
+                     "controller": true, "blockOwnerDeletion": true},
+                ]}}),
             }),
             None => actions.push(Action::DeletePvc { name }),
         }

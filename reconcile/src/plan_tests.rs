@@ -629,3 +629,36 @@ fn reverting_the_template_reuses_the_old_revision_and_its_pods() {
     assert_eq!(status.update_revision, Some(v1));
     assert_eq!(status.updated_replicas, 1);
 }
+
+#[test]
+fn without_reuse_the_pvc_of_a_finished_pod_is_handed_to_the_pod() {
+    let mut w = rollout(1, Policy::ReCreate, ru());
+    let v2 = rev_name(&w.revisions[1]);
+    let mut done = pod("demo-old", &v2);
+    done.status.as_mut().unwrap().phase = Some("Failed".into());
+    w.pods = vec![pod("demo-p0", &v2), done];
+    w.pvcs = vec![PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some("data-demo-old".into()),
+            labels: Some([(CLONESET_INSTANCE_ID.to_string(), "old".to_string())].into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }];
+    let p = run(&w);
+    let Action::PatchPvc { name, patch } = &p.actions[0] else {
+        panic!("{:?}", summary(&p))
+    };
+    assert_eq!(name, "data-demo-old");
+    let refs = patch["metadata"]["ownerReferences"].as_array().unwrap();
+    assert_eq!(refs[0], serde_json::json!({"$patch": "delete", "uid": "cs-uid"}));
+    assert_eq!(
+        (refs[1]["kind"].as_str(), refs[1]["uid"].as_str()),
+        (Some("Pod"), Some("uid-demo-old"))
+    );
+    w.cs.spec.scale_strategy.enable_pvc_reuse = true;
+    assert!(
+        run(&w).actions.is_empty(),
+        "with reuse the PVC stays for the next pod of that id"
+    );
+}
