@@ -128,9 +128,14 @@ fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
         }
     }
     if inplace::has_gate(pod) && !ready_already {
+        // Only for the pod version that was checked (OpenKruise does not retry this write on conflict).
+        let mut patch = inplace::ready_condition_patch(pod, true, now);
+        if let Some(rv) = &pod.metadata.resource_version {
+            inplace::merge(&mut patch, json!({"metadata": {"resourceVersion": rv}}));
+        }
         out.actions.push(Action::PatchPodStatus {
             name: pods::name(pod).to_owned(),
-            patch: inplace::ready_condition_patch(pod, true, now),
+            patch,
         });
     }
     out
