@@ -453,7 +453,7 @@ fn in_place_fallbacks() {
                     .unwrap()
                     .insert("tier".into(), "web".into());
             },
-            "specifiedDelete",
+            "event RecreateForEnvFromMetadata, then specifiedDelete",
         ),
         (
             "a label feeding env is an explicit restart error under InPlaceOnly",
@@ -511,7 +511,14 @@ fn in_place_fallbacks() {
                     "{name}"
                 );
             }
-            None => assert_eq!(summary(&p)[0], format!("patch pod demo-p0 {want}"), "{name}"),
+            None => match want.strip_suffix(", then specifiedDelete") {
+                Some(first) => {
+                    let s = summary(&p);
+                    assert_eq!(s[0], first, "{name}: the restart need is said explicitly");
+                    assert_eq!(s[1], "patch pod demo-p0 specifiedDelete", "{name}");
+                }
+                None => assert_eq!(summary(&p)[0], format!("patch pod demo-p0 {want}"), "{name}"),
+            },
         }
     }
 }

@@ -261,20 +261,40 @@ fn update_pod(
             })
         }
         Err(_) if policy == CloneSetPodUpdateStrategyType::InPlaceOnly => Err(UpdateError::InPlaceOnly(name)),
-        Err(_) => Ok((
-            vec![
-                Action::PatchPod {
-                    name: name.clone(),
-                    reason: "specifiedDelete",
-                    patch: json!({"metadata": {"labels": {SPECIFIED_DELETE: "true"}}}),
-                },
-                Action::normal(
-                    "SuccessfulUpdatePodReCreate",
-                    format!("succeed to update pod {name} by recreate"),
-                ),
-            ],
+        Err(why) => Ok((
+            recreate_notice(&why, &name, &policy)
+                .into_iter()
+                .chain([
+                    Action::PatchPod {
+                        name: name.clone(),
+                        reason: "specifiedDelete",
+                        patch: json!({"metadata": {"labels": {SPECIFIED_DELETE: "true"}}}),
+                    },
+                    Action::normal(
+                        "SuccessfulUpdatePodReCreate",
+                        format!("succeed to update pod {name} by recreate"),
+                    ),
+                ])
+                .collect(),
             None,
         )),
+    }
+}
+
+/// The explicit word when an in-place policy recreates because env read from changed metadata needs
+/// a container restart that no node agent can do.
+fn recreate_notice(why: &NotInPlace, pod: &str, policy: &CloneSetPodUpdateStrategyType) -> Option<Action> {
+    match (why, policy) {
+        (NotInPlace::EnvFromMetadata { containers }, CloneSetPodUpdateStrategyType::InPlaceIfPossible) => {
+            Some(Action::normal(
+                "RecreateForEnvFromMetadata",
+                format!(
+                    "pod {pod}: containers {containers:?} read changed labels/annotations into env; \
+                     they need a restart, so the pod is recreated"
+                ),
+            ))
+        }
+        _ => None,
     }
 }
 
