@@ -11,7 +11,7 @@ use kruise_api::apps_v1beta1::{CLONESET_INSTANCE_ID, CloneSet, CloneSetStatus};
 use serde_json::json;
 
 use crate::action::Action;
-use crate::arithmetic::{InvalidIntOrPercent, Params};
+use crate::arithmetic::{Diffs, InvalidIntOrPercent, Params};
 use crate::context::{Ctx, Options};
 use crate::expectations::{Blocked, Expectations};
 use crate::pods;
@@ -51,6 +51,9 @@ pub struct Plan {
     pub update_error: Option<String>,
     /// Planning waited on unobserved writes (expectations).
     pub waiting: bool,
+    /// The numbers this pass worked from (the update step's when it ran, else the scale step's), for
+    /// logs.
+    pub diffs: Option<Diffs>,
 }
 
 /// A CloneSet that cannot be planned for.
@@ -214,10 +217,12 @@ pub fn plan(
     if cs.metadata.deletion_timestamp.is_none() {
         let scaled = scale::scale(&ctx, generate_id);
         result.scaled = scaled.scaling();
+        result.diffs = scaled.diffs;
         actions.extend(scaled.actions);
         if !result.scaled {
             let updated = update::update(&ctx);
             delay = updated.delay;
+            result.diffs = updated.diffs.or(result.diffs);
             result.update_error = updated.error.map(|e| e.to_string());
             actions.extend(updated.actions);
         }
