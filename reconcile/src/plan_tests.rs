@@ -669,3 +669,40 @@ fn without_reuse_the_pvc_of_a_finished_pod_is_handed_to_the_pod() {
         "with reuse the PVC stays for the next pod of that id"
     );
 }
+
+#[test]
+fn an_updated_pod_behind_the_target_goes_back_to_preparing_update_with_its_handlers() {
+    let mut w = rollout(
+        1,
+        Policy::InPlaceIfPossible,
+        RollingUpdateCloneSetStrategy {
+            max_unavailable: Some(IntOrString::Int(1)),
+            ..ru()
+        },
+    );
+    w.cs.spec.lifecycle = Some(Lifecycle {
+        in_place_update: Some(LifecycleHook {
+            labels_handler: Some([("hold".to_string(), "true".to_string())].into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    // Updated and unhooked (so refresh leaves it), but behind the update revision.
+    w.pods[0] = labelled(w.pods[0].clone(), LIFECYCLE_STATE_KEY, "Updated");
+    let p = run(&w);
+    let Some(Action::PatchPod {
+        patch,
+        reason: "lifecycle",
+        ..
+    }) = p.actions.first()
+    else {
+        panic!("{:?}", summary(&p))
+    };
+    let labels = patch["metadata"]["labels"].as_object().unwrap();
+    assert_eq!(labels[LIFECYCLE_STATE_KEY], "PreparingUpdate");
+    assert_eq!(labels["hold"], "true", "the handler label is put back");
+    assert!(
+        patch["metadata"].get("finalizers").is_none(),
+        "no null written for absent handlers"
+    );
+}

@@ -329,11 +329,12 @@ fn in_place(
         "Updated" => {
             let mut patch =
                 lifecycle::state_patch(pod, "PreparingUpdate", ctx.now).unwrap_or_else(|| json!({}));
-            if let Some(h) = hook {
-                inplace::merge(
-                    &mut patch,
-                    json!({"metadata": {"labels": h.labels_handler, "finalizers": h.finalizers_handler}}),
-                );
+            // Re-add the hook's handlers (never write `null`: that would drop every label).
+            if let Some(labels) = hook.and_then(|h| h.labels_handler.as_ref()) {
+                inplace::merge(&mut patch, json!({"metadata": {"labels": labels}}));
+            }
+            if let Some(finalizers) = hook.and_then(|h| h.finalizers_handler.as_ref()) {
+                inplace::merge(&mut patch, json!({"metadata": {"finalizers": finalizers}}));
             }
             return Ok((
                 vec![Action::PatchPod {
