@@ -86,7 +86,7 @@ fn go_shaped_template(template: &PodTemplateSpec) -> Value {
     }
     if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
         spec.entry("containers").or_insert_with(|| json!([]));
-        for key in ["containers", "initContainers"] {
+        for key in ["containers", "initContainers", "ephemeralContainers"] {
             for c in spec
                 .get_mut(key)
                 .and_then(Value::as_array_mut)
