@@ -264,17 +264,18 @@ fn update_pod(
         Err(why) => Ok((
             recreate_notice(&why, &name, &policy)
                 .into_iter()
-                .chain([
-                    Action::PatchPod {
+                // A pod already labelled is not patched again (the event is still emitted, as OpenKruise).
+                .chain(
+                    (!pods::has_specified_delete_label(pod)).then(|| Action::PatchPod {
                         name: name.clone(),
                         reason: "specifiedDelete",
                         patch: json!({"metadata": {"labels": {SPECIFIED_DELETE: "true"}}}),
-                    },
-                    Action::normal(
-                        "SuccessfulUpdatePodReCreate",
-                        format!("succeed to update pod {name} by recreate"),
-                    ),
-                ])
+                    }),
+                )
+                .chain([Action::normal(
+                    "SuccessfulUpdatePodReCreate",
+                    format!("succeed to update pod {name} by recreate"),
+                )])
                 .collect(),
             None,
         )),
