@@ -1,0 +1,391 @@
+//! The in-place update library (spec §B.9, §C.4): can a revision change be applied to a running pod,
+//! the pod patches that apply it one container batch at a time, and when it has completed.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
+use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY};
+use serde_json::{Map, Value, json};
+
+use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
+
+pub use crate::inplace_state::{
+    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, UpdateSpec,
+};
+
+/// The legacy state annotation, removed on every in-place update.
+pub const IN_PLACE_UPDATE_STATE_KEY_OLD: &str = "inplace-update-state";
+/// The env the pod webhook injects for container launch priority (`configMapKeyRef.key = p_<n>`).
+pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+
+/// Why a revision change cannot be applied in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotInPlace {
+    /// Something other than container images and template labels/annotations changed.
+    SpecChanged,
+    /// A changed label/annotation feeds a container env (`valueFrom.fieldRef`). Kubelet only resolves
+    /// such env at container start and kruise-rs has no node agent to restart the container, so the
+    /// pod must be recreated (or restarted by someone) for the new value to reach the container.
+    EnvFromMetadata {
+        /// The containers whose env reads a changed key.
+        containers: Vec<String>,
+    },
+}
+
+/// OpenKruise's `defaultCalculateInPlaceUpdateSpec`: only container images and template
+/// labels/annotations may differ.
+pub fn calculate_spec(
+    old: &PodTemplateSpec,
+    new: &PodTemplateSpec,
+    revision: &str,
+) -> Result<UpdateSpec, NotInPlace> {
+    let (old_spec, new_spec) = (
+        old.spec.clone().unwrap_or_default(),
+        new.spec.clone().unwrap_or_default(),
+    );
+    if old_spec.containers.len() != new_spec.containers.len() {
+        return Err(NotInPlace::SpecChanged);
+    }
+    let mut images = BTreeMap::new();
+    let (mut o, mut n) = (old_spec.clone(), new_spec.clone());
+    for (oc, nc) in o.containers.iter_mut().zip(n.containers.iter_mut()) {
+        if oc.name != nc.name || oc.image.is_some() != nc.image.is_some() {
+            return Err(NotInPlace::SpecChanged);
+        }
+        if oc.image != nc.image {
+            images.insert(nc.name.clone(), nc.image.clone().unwrap_or_default());
+        }
+        oc.image = None;
+        nc.image = None;
+    }
+    if o != n {
+        return Err(NotInPlace::SpecChanged);
+    }
+    let (om, nm) = (
+        old.metadata.clone().unwrap_or_default(),
+        new.metadata.clone().unwrap_or_default(),
+    );
+    let mut meta = Map::new();
+    let mut restart = Vec::new();
+    for (field, path, before, after) in [
+        ("labels", "metadata.labels", &om.labels, &nm.labels),
+        (
+            "annotations",
+            "metadata.annotations",
+            &om.annotations,
+            &nm.annotations,
+        ),
+    ] {
+        let (before, after) = (
+            before.clone().unwrap_or_default(),
+            after.clone().unwrap_or_default(),
+        );
+        let mut diff = Map::new();
+        for (k, v) in &after {
+            if before.get(k) != Some(v) {
+                diff.insert(k.clone(), json!(v));
+                let field_path = format!("{path}['{k}']");
+                for c in &new_spec.containers {
+                    let reads = c.env.iter().flatten().any(|e| {
+                        e.value_from
+                            .as_ref()
+                            .and_then(|f| f.field_ref.as_ref())
+                            .is_some_and(|f| f.field_path == field_path)
+                    });
+                    if reads && !restart.contains(&c.name) {
+                        restart.push(c.name.clone());
+                    }
+                }
+            }
+        }
+        for k in before.keys().filter(|k| !after.contains_key(*k)) {
+            diff.insert(k.clone(), Value::Null);
+        }
+        if !diff.is_empty() {
+            meta.insert(field.into(), Value::Object(diff));
+        }
+    }
+    if !restart.is_empty() {
+        return Err(NotInPlace::EnvFromMetadata { containers: restart });
+    }
+    Ok(UpdateSpec {
+        revision: revision.into(),
+        container_images: images,
+        meta_data_patch: (!meta.is_empty()).then(|| json!({ "metadata": meta })),
+        grace_seconds: 0,
+    })
+}
+
+/// Merges JSON object `b` into `a` (objects recursively, anything else replaced).
+pub fn merge(a: &mut Value, b: Value) {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (a, b) => *a = b,
+    }
+}
+
+/// A container's launch priority from its injected barrier env (`p_<n>`); `None` without it.
+pub fn container_priority(pod: &PodRecord, container: &str) -> Option<i64> {
+    let c = pod
+        .spec
+        .as_ref()?
+        .containers
+        .iter()
+        .find(|c| c.name == container)?;
+    let env = c.env.as_ref()?.iter().find(|e| e.name == BARRIER_ENV)?;
+    let key = env
+        .value_from
+        .as_ref()
+        .and_then(|v| v.config_map_key_ref.as_ref())
+        .map_or("", |r| r.key.as_str());
+    Some(key.get(2..).and_then(|p| p.parse().ok()).unwrap_or(0))
+}
+
+/// `PatchSpecToPod` for one batch: the containers without priority plus those at the highest priority
+/// among `images`; the rest go to `next_container_images`. Returns the pod patch (images, metadata and
+/// the re-serialised state annotation).
+pub fn patch_batch(
+    pod: &PodRecord,
+    images: &BTreeMap<String, String>,
+    meta_patch: Option<&Value>,
+    state: &mut InPlaceUpdateState,
+    now: Timestamp,
+) -> Value {
+    let containers = apply_batch(pod, images, state, now);
+    let mut annotations = Map::new();
+    annotations.insert(IN_PLACE_UPDATE_STATE_KEY.into(), Value::String(state_json(state)));
+    let mut patch = Map::new();
+    patch.insert(
+        "metadata".into(),
+        object([("annotations", Value::Object(annotations))]),
+    );
+    if !containers.is_empty() {
+        patch.insert("spec".into(), object([("containers", Value::Array(containers))]));
+    }
+    let mut patch = Value::Object(patch);
+    if let Some(meta) = meta_patch {
+        merge(&mut patch, meta.clone());
+    }
+    patch
+}
+
+/// A JSON object from static keys.
+fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    let mut map = Map::new();
+    for (k, v) in pairs {
+        map.insert(k.to_owned(), v);
+    }
+    Value::Object(map)
+}
+
+fn state_json(state: &InPlaceUpdateState) -> String {
+    serde_json::to_string(state).unwrap_or_default()
+}
+
+/// Picks the batch, records it in `state`, and returns the container entries of the patch.
+fn apply_batch(
+    pod: &PodRecord,
+    images: &BTreeMap<String, String>,
+    state: &mut InPlaceUpdateState,
+    now: Timestamp,
+) -> Vec<Value> {
+    let top = images.keys().filter_map(|c| container_priority(pod, c)).max();
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let mut containers = Vec::new();
+    let mut names = Vec::new();
+    state.next_container_images.clear();
+    for (name, image) in images {
+        let p = container_priority(pod, name);
+        if p.is_some() && p != top {
+            state.next_container_images.insert(name.clone(), image.clone());
+            continue;
+        }
+        containers.push(object([
+            ("name", Value::String(name.clone())),
+            ("image", Value::String(image.clone())),
+        ]));
+        let image_id = statuses
+            .iter()
+            .find(|s| &s.name == name)
+            .map(|s| s.image_id.clone())
+            .unwrap_or_default();
+        state
+            .last_container_statuses
+            .insert(name.clone(), LastContainerStatus { image_id });
+        names.push(name.clone());
+    }
+    state.pre_check_before_next = (!state.next_container_images.is_empty()).then(|| PreCheckBeforeNext {
+        containers_required_ready: names.clone(),
+    });
+    state.container_batches_record.push(ContainerBatch {
+        timestamp: Time(now),
+        containers: names,
+    });
+    containers
+}
+
+/// The pod's in-place state, if any (an unreadable one counts as none).
+pub fn state_of(pod: &PodRecord) -> Option<InPlaceUpdateState> {
+    pods::annotation(pod, IN_PLACE_UPDATE_STATE_KEY).and_then(|s| serde_json::from_str(s).ok())
+}
+
+/// The pod's pending grace-period spec, if any.
+pub fn grace_of(pod: &PodRecord) -> Option<UpdateSpec> {
+    pods::annotation(pod, IN_PLACE_UPDATE_GRACE_KEY).and_then(|s| serde_json::from_str(s).ok())
+}
+
+/// The pod patch that starts an in-place update to `spec` (`updatePodInPlace`): revision labels,
+/// `extra` (the lifecycle `Updating` patch), the state annotation, then either the first batch
+/// (no grace period) or the grace annotation. Conditional on the pod's resourceVersion.
+pub fn begin(
+    pod: &PodRecord,
+    spec: &UpdateSpec,
+    grace_seconds: i32,
+    extra: Option<Value>,
+    now: Timestamp,
+) -> Value {
+    let mut state = InPlaceUpdateState {
+        update_images: !spec.container_images.is_empty(),
+        ..InPlaceUpdateState::new(&spec.revision, now)
+    };
+    let labels = object([
+        (CONTROLLER_REVISION_HASH, Value::String(spec.revision.clone())),
+        (
+            POD_TEMPLATE_HASH,
+            Value::String(short_hash(&spec.revision).to_owned()),
+        ),
+    ]);
+    let mut annotations = Map::new();
+    annotations.insert(IN_PLACE_UPDATE_STATE_KEY_OLD.into(), Value::Null);
+    let mut containers = Vec::new();
+    if grace_seconds <= 0 {
+        annotations.insert(IN_PLACE_UPDATE_GRACE_KEY.into(), Value::Null);
+        containers = apply_batch(pod, &spec.container_images, &mut state, now);
+    } else {
+        let grace = UpdateSpec {
+            grace_seconds,
+            ..spec.clone()
+        };
+        annotations.insert(
+            IN_PLACE_UPDATE_GRACE_KEY.into(),
+            Value::String(serde_json::to_string(&grace).unwrap_or_default()),
+        );
+    }
+    annotations.insert(
+        IN_PLACE_UPDATE_STATE_KEY.into(),
+        Value::String(state_json(&state)),
+    );
+    let mut metadata = Map::new();
+    metadata.insert("labels".into(), labels);
+    metadata.insert("annotations".into(), Value::Object(annotations));
+    if let Some(rv) = &pod.metadata.resource_version {
+        metadata.insert("resourceVersion".into(), Value::String(rv.clone()));
+    }
+    let mut patch = Map::new();
+    patch.insert("metadata".into(), Value::Object(metadata));
+    if !containers.is_empty() {
+        patch.insert("spec".into(), object([("containers", Value::Array(containers))]));
+    }
+    let mut patch = Value::Object(patch);
+    if let Some(extra) = extra {
+        merge(&mut patch, extra);
+    }
+    if grace_seconds <= 0
+        && let Some(meta) = &spec.meta_data_patch
+    {
+        merge(&mut patch, meta.clone());
+    }
+    patch
+}
+
+/// The `pods/status` patch setting `InPlaceUpdateReady` (False with reason `StartInPlaceUpdate`, or
+/// True); a False one also forces `Ready=False` when the pod is ready, so traffic leaves at once.
+pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Value {
+    let at = Value::String(pods::rfc3339(now));
+    let status = |v: bool| Value::String(if v { "True" } else { "False" }.into());
+    let mut cond = Map::new();
+    cond.insert("type".into(), Value::String(IN_PLACE_UPDATE_READY.into()));
+    cond.insert("status".into(), status(ready));
+    cond.insert("lastTransitionTime".into(), at.clone());
+    if !ready {
+        cond.insert("reason".into(), Value::String("StartInPlaceUpdate".into()));
+    }
+    let mut conditions = vec![Value::Object(cond)];
+    if !ready && pods::is_ready(pod) {
+        conditions.push(object([
+            ("type", Value::String("Ready".into())),
+            ("status", status(false)),
+            ("lastTransitionTime", at),
+        ]));
+    }
+    object([("status", object([("conditions", Value::Array(conditions))]))])
+}
+
+/// The pod asks for the `InPlaceUpdateReady` readiness gate.
+pub fn has_gate(pod: &PodRecord) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.readiness_gates.as_ref())
+        .is_some_and(|g| g.iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY))
+}
+
+/// `defaultCheckContainersInPlaceUpdateCompleted`, image part: every container of an applied batch has
+/// a new imageID, or reports the spec image (`:latest` added to a tag-less one).
+pub fn containers_completed(pod: &PodRecord, state: &InPlaceUpdateState) -> bool {
+    let statuses = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_deref())
+        .unwrap_or_default();
+    let specs = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
+    state.last_container_statuses.iter().all(|(name, last)| {
+        let Some(status) = statuses.iter().find(|s| &s.name == name) else {
+            return false;
+        };
+        if status.image_id != last.image_id {
+            return true;
+        }
+        let spec_image = specs
+            .iter()
+            .find(|c| &c.name == name)
+            .and_then(|c| c.image.as_deref())
+            .unwrap_or("");
+        let last_segment = spec_image.rsplit('/').next().unwrap_or("");
+        let with_tag = if last_segment.contains(':') || spec_image.contains('@') {
+            spec_image.to_owned()
+        } else {
+            format!("{spec_image}:latest")
+        };
+        status.image == with_tag
+    })
+}
+
+/// `CheckPodUpdateCompleted`: no grace period pending, no batch left, and the containers are done.
+pub fn update_completed(pod: &PodRecord) -> bool {
+    if pods::in_grace_period(pod) {
+        return false;
+    }
+    match state_of(pod) {
+        None => true,
+        Some(state) => state.next_container_images.is_empty() && containers_completed(pod, &state),
+    }
+}
+
+#[cfg(test)]
+#[path = "inplace_tests.rs"]
+mod tests;

@@ -1,0 +1,356 @@
+//! ControllerRevisions of a CloneSet, built, named and chosen as OpenKruise does (spec §B.5).
+//!
+//! A revision's `data` is `{"spec":{"template":{…,"$patch":"replace"}}}`; its name is
+//! `<cloneset>-<hash>` where the hash is FNV-1 (32 bit) of the data bytes (plus the decimal collision
+//! count), printed in decimal and "safe-encoded" into the Kubernetes random alphabet.
+
+use k8s_openapi::api::apps::v1::ControllerRevision;
+use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
+use kruise_api::PodRecord;
+use kruise_api::apps_v1beta1::CloneSet;
+use serde_json::{Value, json};
+
+use crate::pods::{CONTROLLER_REVISION_HASH, is_at_revision};
+
+/// Revision annotation holding the hash of the volumeClaimTemplates.
+pub const VCT_HASH_ANNOTATION: &str = "kruise.io/cloneset-volumeclaimtemplate-hash";
+/// The alphabet of Kubernetes' `rand.SafeEncodeString` (and of instance ids).
+pub const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// A revision that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum RevisionError {
+    /// The revision's data has no `spec.template` object.
+    #[error("ControllerRevision {0} has no spec.template in its data")]
+    NoTemplate(String),
+    /// The template does not decode as a pod template.
+    #[error("ControllerRevision {name} holds an invalid pod template: {source}")]
+    InvalidTemplate {
+        /// Revision name.
+        name: String,
+        /// Decoding error.
+        source: serde_json::Error,
+    },
+}
+
+/// FNV-1 (not 1a), 32 bit, as Go's `hash/fnv.New32`.
+pub fn fnv1_32(bytes: impl IntoIterator<Item = u8>, mut hash: u32) -> u32 {
+    for b in bytes {
+        hash = hash.wrapping_mul(0x0100_0193) ^ u32::from(b);
+    }
+    hash
+}
+
+/// FNV offset basis.
+pub const FNV_OFFSET: u32 = 0x811c_9dc5;
+
+/// Kubernetes' `rand.SafeEncodeString`: each byte mapped into [`SAFE_ALPHABET`].
+pub fn safe_encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| SAFE_ALPHABET[usize::from(b) % SAFE_ALPHABET.len()] as char)
+        .collect()
+}
+
+/// Kubernetes' `HashControllerRevision` over raw data bytes.
+pub fn hash_revision_data(data: &[u8], collision_count: Option<i32>) -> String {
+    let mut h = fnv1_32(data.iter().copied(), FNV_OFFSET);
+    if let Some(c) = collision_count {
+        h = fnv1_32(c.to_string().bytes(), h);
+    }
+    safe_encode(&h.to_string())
+}
+
+/// The revision name `<prefix>-<hash>`, the prefix cut to 223 bytes.
+pub fn revision_name(cloneset: &str, hash: &str) -> String {
+    let mut prefix = cloneset;
+    if prefix.len() > 223 {
+        let mut end = 223;
+        while !prefix.is_char_boundary(end) {
+            end -= 1;
+        }
+        prefix = &prefix[..end];
+    }
+    format!("{prefix}-{hash}")
+}
+
+/// The template as Go encodes it: `metadata.creationTimestamp: null` and `resources: {}` on every
+/// container are always present in Go's output, so they are added for the hash to match.
+fn go_shaped_template(template: &PodTemplateSpec) -> Value {
+    let mut t = serde_json::to_value(template).unwrap_or_else(|_| json!({}));
+    let Some(obj) = t.as_object_mut() else { return t };
+    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+    if let Some(meta) = meta.as_object_mut() {
+        meta.entry("creationTimestamp").or_insert(Value::Null);
+    }
+    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.entry("containers").or_insert_with(|| json!([]));
+        for key in ["containers", "initContainers", "ephemeralContainers"] {
+            for c in spec
+                .get_mut(key)
+                .and_then(Value::as_array_mut)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(c) = c.as_object_mut() {
+                    c.entry("resources").or_insert_with(|| json!({}));
+                }
+            }
+        }
+    }
+    t
+}
+
+/// The revision data of a CloneSet: its template with the `"$patch":"replace"` marker.
+pub fn revision_data(cs: &CloneSet) -> Value {
+    let mut template = go_shaped_template(&cs.spec.template);
+    if let Some(obj) = template.as_object_mut() {
+        obj.insert("$patch".into(), json!("replace"));
+    }
+    json!({"spec": {"template": template}})
+}
+
+/// The hash of the volumeClaimTemplates (name and spec, sorted by name), FNV-1a 32 of their JSON; `""`
+/// without templates. Only compared between revisions built by kruise-rs.
+pub fn vct_hash(templates: Option<&[PersistentVolumeClaim]>) -> String {
+    let Some(templates) = templates.filter(|t| !t.is_empty()) else {
+        return String::new();
+    };
+    let mut reduced: Vec<Value> = templates
+        .iter()
+        .map(|t| json!({"metadata": {"name": t.metadata.name, "creationTimestamp": null}, "spec": t.spec}))
+        .collect();
+    reduced.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    let bytes = go_json_bytes(&Value::Array(reduced));
+    let mut h: u32 = FNV_OFFSET;
+    for b in bytes {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h.to_string()
+}
+
+/// The controller ownerReference pointing at the CloneSet.
+pub fn owner_reference(cs: &CloneSet) -> OwnerReference {
+    OwnerReference {
+        api_version: "apps.kruise.io/v1beta1".into(),
+        kind: "CloneSet".into(),
+        name: cs.metadata.name.clone().unwrap_or_default(),
+        uid: cs.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+/// JSON bytes as Go's `json.Marshal` writes them for a decoded map: keys sorted, `<`, `>`, `&`,
+/// U+2028 and U+2029 escaped.
+pub fn go_json_bytes(value: &Value) -> Vec<u8> {
+    let mut out = String::new();
+    write_go_json(value, &mut out);
+    out.into_bytes()
+}
+
+fn write_go_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(k, out);
+                out.push(':');
+                write_go_json(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::String(s) => write_go_string(s, out),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn write_go_string(s: &str, out: &mut String) {
+    let quoted = Value::String(s.to_owned()).to_string();
+    for c in quoted.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// Builds the ControllerRevision of the CloneSet's current spec (`NewRevision`).
+pub fn new_revision(cs: &CloneSet, number: i64, collision_count: Option<i32>) -> ControllerRevision {
+    let data = revision_data(cs);
+    let bytes = go_json_bytes(&data);
+    let hash = hash_revision_data(&bytes, collision_count);
+    let mut labels = cs
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    labels.insert(CONTROLLER_REVISION_HASH.into(), hash.clone());
+    let mut annotations = cs.metadata.annotations.clone().unwrap_or_default();
+    annotations.insert(
+        VCT_HASH_ANNOTATION.into(),
+        vct_hash(cs.spec.volume_claim_templates.as_deref()),
+    );
+    ControllerRevision {
+        metadata: ObjectMeta {
+            name: Some(revision_name(cs.metadata.name.as_deref().unwrap_or(""), &hash)),
+            namespace: cs.metadata.namespace.clone(),
+            labels: Some(labels),
+            annotations: Some(annotations),
+            owner_references: Some(vec![owner_reference(cs)]),
+            ..Default::default()
+        },
+        data: RawExtension(data),
+        revision: Some(number),
+    }
+}
+
+/// The pod template stored in a revision.
+pub fn template_of(rev: &ControllerRevision) -> Result<PodTemplateSpec, RevisionError> {
+    let name = rev.metadata.name.clone().unwrap_or_default();
+    let mut template = rev
+        .data
+        .0
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .filter(|t| t.is_object())
+        .cloned()
+        .ok_or_else(|| RevisionError::NoTemplate(name.clone()))?;
+    if let Some(obj) = template.as_object_mut() {
+        obj.remove("$patch");
+    }
+    serde_json::from_value(template).map_err(|source| RevisionError::InvalidTemplate { name, source })
+}
+
+/// A write to ControllerRevisions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RevisionAction {
+    /// Create this revision.
+    Create(ControllerRevision),
+    /// Replace this existing revision (a rollback bumps `.revision`, and may refresh the VCT hash).
+    Update(ControllerRevision),
+    /// Delete the revision of this name (history truncation).
+    Delete(String),
+}
+
+/// The outcome of [`active_revisions`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActiveRevisions {
+    /// The revision pods are moving to.
+    pub update: ControllerRevision,
+    /// The revision the CloneSet is moving from (`update` when unknown).
+    pub current: ControllerRevision,
+    /// `status.collisionCount` after this pass.
+    pub collision_count: Option<i32>,
+    /// Writes needed to make `update` exist as described.
+    pub actions: Vec<RevisionAction>,
+}
+
+/// OpenKruise's `getActiveRevisions`: reuse the newest equal revision, bump an older equal one
+/// (rollback), or create a new one, stepping `collisionCount` on a name clash with different data.
+/// `revisions` are those owned by the CloneSet, in any order.
+pub fn active_revisions(cs: &CloneSet, revisions: &[ControllerRevision]) -> ActiveRevisions {
+    let mut sorted: Vec<&ControllerRevision> = revisions.iter().collect();
+    sorted.sort_by_key(|r| r.revision.unwrap_or(0));
+    let next = sorted.last().map_or(0, |r| r.revision.unwrap_or(0)) + 1;
+    let status = cs.status.as_ref();
+    let mut collision_count = status.and_then(|s| s.collision_count);
+    let data = revision_data(cs);
+    let equal: Vec<&&ControllerRevision> = sorted.iter().filter(|r| r.data.0 == data).collect();
+    let mut actions = Vec::new();
+    let update = match equal.last() {
+        Some(r) if Some(r.metadata.name.as_deref()) == sorted.last().map(|l| l.metadata.name.as_deref()) => {
+            (**r).clone()
+        }
+        Some(r) => {
+            let mut bumped = (**r).clone();
+            bumped.revision = Some(next);
+            let want = vct_hash(cs.spec.volume_claim_templates.as_deref());
+            let annotations = bumped.metadata.annotations.get_or_insert_default();
+            if annotations.get(VCT_HASH_ANNOTATION) != Some(&want) {
+                annotations.insert(VCT_HASH_ANNOTATION.into(), want);
+            }
+            actions.push(RevisionAction::Update(bumped.clone()));
+            bumped
+        }
+        None => loop {
+            let candidate = new_revision(cs, next, collision_count);
+            let clash = sorted.iter().any(|r| r.metadata.name == candidate.metadata.name);
+            if !clash {
+                actions.push(RevisionAction::Create(candidate.clone()));
+                break candidate;
+            }
+            collision_count = Some(collision_count.unwrap_or(0).saturating_add(1));
+        },
+    };
+    let current_name = status.and_then(|s| s.current_revision.as_deref());
+    let current = current_name
+        .and_then(|n| sorted.iter().find(|r| r.metadata.name.as_deref() == Some(n)))
+        .map_or_else(|| update.clone(), |r| (*r).clone());
+    ActiveRevisions {
+        update,
+        current,
+        collision_count,
+        actions,
+    }
+}
+
+/// Revisions to delete so that at most `revisionHistoryLimit` (default 10) revisions that are neither
+/// current, update, nor used by a pod remain; the oldest go first.
+pub fn truncate_history(
+    cs: &CloneSet,
+    revisions: &[ControllerRevision],
+    pods: &[&PodRecord],
+    current: &str,
+    update: &str,
+) -> Vec<String> {
+    let mut sorted: Vec<&ControllerRevision> = revisions.iter().collect();
+    sorted.sort_by_key(|r| r.revision.unwrap_or(0));
+    let dead: Vec<String> = sorted
+        .iter()
+        .filter_map(|r| r.metadata.name.clone())
+        .filter(|n| n != current && n != update && !pods.iter().any(|p| is_at_revision(p, n)))
+        .collect();
+    let limit = usize::try_from(cs.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
+    let excess = dead.len().saturating_sub(limit);
+    dead.into_iter().take(excess).collect()
+}
+
+/// Labels of a revision: kept for callers that index revisions by hash.
+pub fn revision_hash(rev: &ControllerRevision) -> Option<&str> {
+    rev.metadata
+        .labels
+        .as_ref()?
+        .get(CONTROLLER_REVISION_HASH)
+        .map(String::as_str)
+}
+
+#[cfg(test)]
+#[path = "revision_tests.rs"]
+mod tests;

@@ -1,0 +1,379 @@
+//! Update (spec §B.8): refresh every pod, then pick which pods move to the target revision this pass,
+//! in what order and within what unavailability budget, and update each in place or by recreation.
+
+use std::time::Duration;
+
+use kruise_api::PodRecord;
+use kruise_api::apps_v1beta1::{CloneSetPodUpdateStrategyType, CloneSetUpdateStrategyType};
+use kruise_api::common::UpdatePriorityStrategy;
+use serde_json::json;
+
+use crate::action::Action;
+use crate::arithmetic::{self, Diffs, rolling_update};
+use crate::context::Ctx;
+use crate::inplace::{self, NotInPlace};
+use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
+use crate::pods::{self, SPECIFIED_DELETE};
+use crate::refresh::refresh_pod;
+use crate::revision::template_of;
+use crate::selector;
+
+/// Why a pod could not be updated (becomes a `FailedUpdate` condition).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    /// InPlaceOnly, but the change touches more than images and metadata.
+    #[error("find Pod {0} update strategy is InPlaceOnly but can not update in-place")]
+    InPlaceOnly(String),
+    /// InPlaceOnly, and a changed label/annotation feeds container env: it needs a container restart,
+    /// which only a node agent can do.
+    #[error(
+        "Pod {pod} needs containers {containers:?} restarted to pick up env from changed metadata; \
+         kruise-rs has no node agent, recreate the pod or use InPlaceIfPossible"
+    )]
+    NeedsRestart {
+        /// Pod name.
+        pod: String,
+        /// Containers whose env reads changed metadata.
+        containers: Vec<String>,
+    },
+    /// A pod in a lifecycle state that cannot be updated in place.
+    #[error("not allowed to in-place update pod {0} in state {1}")]
+    BadState(String, String),
+}
+
+/// What update decided.
+#[derive(Debug, Default)]
+pub struct UpdateOutcome {
+    /// Writes, in order.
+    pub actions: Vec<Action>,
+    /// Shortest requeue asked for (grace periods).
+    pub delay: Option<Duration>,
+    /// The first error; the pods before it were still updated.
+    pub error: Option<UpdateError>,
+    /// The diffs used (None when stopped before computing them).
+    pub diffs: Option<Diffs>,
+}
+
+fn push_delay(slot: &mut Option<Duration>, d: Option<Duration>) {
+    if let Some(d) = d.filter(|d| !d.is_zero()) {
+        *slot = Some(slot.map_or(d, |s| s.min(d)));
+    }
+}
+
+/// Runs the update step.
+pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
+    let mut out = UpdateOutcome::default();
+    let mut modified = false;
+    for pod in &ctx.pods {
+        let r = refresh_pod(ctx, pod);
+        push_delay(&mut out.delay, r.delay);
+        out.actions.extend(r.actions);
+        modified |= r.modified;
+    }
+    if modified {
+        return out;
+    }
+    let strategy = &ctx.cs.spec.update_strategy;
+    if strategy.type_ == Some(CloneSetUpdateStrategyType::OnDelete)
+        || rolling_update(ctx.cs).is_some_and(|r| r.paused)
+    {
+        return out;
+    }
+    let facts: Vec<_> = ctx
+        .pods
+        .iter()
+        .map(|p| ctx.facts(p, ctx.view(p).at_update))
+        .collect();
+    let diffs = arithmetic::calculate(&ctx.params, &facts, ctx.current_name == ctx.update_name);
+    out.diffs = Some(diffs);
+    if diffs.update_num == 0 {
+        return out;
+    }
+    let target = if diffs.update_num > 0 {
+        ctx.update_name
+    } else {
+        ctx.current_name
+    };
+    let mut candidates: Vec<&PodRecord> = ctx
+        .pods
+        .iter()
+        .copied()
+        .filter(|p| ctx.view(p).at_update != (diffs.update_num > 0))
+        .filter(|p| match pods::lifecycle_state(p) {
+            "PreparingDelete" => false,
+            "Updated" => true,
+            _ => !pods::in_grace_period(p),
+        })
+        .collect();
+    sort_candidates(ctx, &mut candidates);
+    let chosen = limit(ctx, &diffs, candidates, target);
+    let mut specs = SpecCache::default();
+    for pod in chosen {
+        match update_pod(ctx, pod, target, &mut specs) {
+            Ok((actions, delay)) => {
+                out.actions.extend(actions);
+                push_delay(&mut out.delay, delay);
+            }
+            Err(e) => {
+                out.actions
+                    .push(Action::warning("FailedUpdatePodInPlace", e.to_string()));
+                out.error = Some(e);
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Worst first (`ActivePods`), then `priorityStrategy`, then `scatterStrategy`, then PreparingUpdate
+/// pods to the front; every step after the first is stable.
+pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut Vec<&PodRecord>) {
+    candidates.sort_by_cached_key(|p| pods::active_order_key(p));
+    let ru = rolling_update(ctx.cs);
+    if let Some(priority) = ru.and_then(|r| r.priority_strategy.as_ref()) {
+        candidates.sort_by_cached_key(|p| priority_key(priority, p));
+    }
+    if let Some(terms) = ru.and_then(|r| r.scatter_strategy.as_ref()) {
+        *candidates = crate::scatter::scatter(&ctx.pods, std::mem::take(candidates), terms);
+    }
+    candidates.sort_by_key(|p| pods::lifecycle_state(p) != "PreparingUpdate");
+}
+
+/// The priority sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the
+/// index of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
+/// negated integer suffix of its value.
+fn priority_key(s: &UpdatePriorityStrategy, p: &PodRecord) -> (i64, i64) {
+    let weights = s.weight_priority.as_deref().unwrap_or_default();
+    let orders = s.order_priority.as_deref().unwrap_or_default();
+    if !weights.is_empty() {
+        let w: i64 = weights
+            .iter()
+            .filter(|t| selector::matches(&t.match_selector, p.metadata.labels.as_ref()).unwrap_or(false))
+            .map(|t| i64::from(t.weight))
+            .sum();
+        return (-w, 0);
+    }
+    for (i, t) in orders.iter().enumerate() {
+        if let Some(v) = pods::label(p, &t.ordered_key) {
+            return (i as i64, -int_suffix(v));
+        }
+    }
+    if orders.is_empty() { (0, 0) } else { (-1, 0) }
+}
+
+/// The integer formed by the trailing digits of `v` (`"sts-10"` → 10), 0 without.
+pub fn int_suffix(v: &str) -> i64 {
+    let digits = v.len() - v.bytes().rev().take_while(u8::is_ascii_digit).count();
+    v[digits..].parse().unwrap_or(0)
+}
+
+/// `limitUpdateIndexes`: at most `|updateNum|`, and never more unavailable than `updateMaxUnavailable`.
+fn limit<'a>(
+    ctx: &Ctx<'_>,
+    diffs: &Diffs,
+    mut candidates: Vec<&'a PodRecord>,
+    target: &str,
+) -> Vec<&'a PodRecord> {
+    candidates.truncate(usize::try_from(diffs.update_num.abs()).unwrap_or(0));
+    let mut unavailable = 0i64;
+    let mut target_unavailable = 0i64;
+    for p in &ctx.pods {
+        if !ctx.is_available(p) {
+            unavailable += 1;
+            if pods::is_at_revision(p, target) {
+                target_unavailable += 1;
+            }
+        }
+    }
+    let mut can = 0usize;
+    for p in &candidates {
+        if target_unavailable + can as i64 >= diffs.update_max_unavailable {
+            break;
+        }
+        if ctx.is_available(p) {
+            if unavailable >= diffs.update_max_unavailable {
+                break;
+            }
+            unavailable += 1;
+        }
+        can += 1;
+    }
+    candidates.truncate(can);
+    candidates
+}
+
+fn policy(ctx: &Ctx<'_>) -> CloneSetPodUpdateStrategyType {
+    rolling_update(ctx.cs)
+        .and_then(|r| r.pod_update_policy.clone())
+        .unwrap_or(CloneSetPodUpdateStrategyType::ReCreate)
+}
+
+/// In-place verdicts already computed this pass, by the pod's old revision name.
+type SpecCache = Vec<(String, Result<inplace::UpdateSpec, NotInPlace>)>;
+
+/// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.
+fn update_pod(
+    ctx: &Ctx<'_>,
+    pod: &PodRecord,
+    target: &str,
+    specs: &mut SpecCache,
+) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
+    let name = pods::name(pod).to_owned();
+    let policy = policy(ctx);
+    let in_place_policy = matches!(
+        policy,
+        CloneSetPodUpdateStrategyType::InPlaceIfPossible | CloneSetPodUpdateStrategyType::InPlaceOnly
+    );
+    let mut verdict = Err(NotInPlace::SpecChanged);
+    if in_place_policy {
+        let old = ctx
+            .revisions
+            .iter()
+            .find(|r| pods::is_at_revision(pod, r.metadata.name.as_deref().unwrap_or("")));
+        let target_template = if target == ctx.update_name {
+            &ctx.update_template
+        } else {
+            &ctx.current_template
+        };
+        if let Some(old) = old {
+            let old_name = old.metadata.name.clone().unwrap_or_default();
+            verdict = match specs.iter().find(|(n, _)| *n == old_name) {
+                Some((_, v)) => v.clone(),
+                None => {
+                    let v = match template_of(old) {
+                        Ok(t) => inplace::calculate_spec(&t, target_template, target),
+                        Err(_) => Err(NotInPlace::SpecChanged),
+                    };
+                    specs.push((old_name, v.clone()));
+                    v
+                }
+            };
+        }
+    }
+    match verdict {
+        Ok(spec) => in_place(ctx, pod, spec),
+        Err(NotInPlace::EnvFromMetadata { containers })
+            if policy == CloneSetPodUpdateStrategyType::InPlaceOnly =>
+        {
+            Err(UpdateError::NeedsRestart {
+                pod: name,
+                containers,
+            })
+        }
+        Err(_) if policy == CloneSetPodUpdateStrategyType::InPlaceOnly => Err(UpdateError::InPlaceOnly(name)),
+        Err(why) => Ok((
+            recreate_notice(&why, &name, &policy)
+                .into_iter()
+                // A pod already labelled is not patched again (the event is still emitted, as OpenKruise).
+                .chain(
+                    (!pods::has_specified_delete_label(pod)).then(|| Action::PatchPod {
+                        name: name.clone(),
+                        reason: "specifiedDelete",
+                        patch: json!({"metadata": {"labels": {SPECIFIED_DELETE: "true"}}}),
+                    }),
+                )
+                .chain([Action::normal(
+                    "SuccessfulUpdatePodReCreate",
+                    format!("succeed to update pod {name} by recreate"),
+                )])
+                .collect(),
+            None,
+        )),
+    }
+}
+
+/// The explicit word when an in-place policy recreates because env read from changed metadata needs
+/// a container restart that no node agent can do.
+fn recreate_notice(why: &NotInPlace, pod: &str, policy: &CloneSetPodUpdateStrategyType) -> Option<Action> {
+    match (why, policy) {
+        (NotInPlace::EnvFromMetadata { containers }, CloneSetPodUpdateStrategyType::InPlaceIfPossible) => {
+            Some(Action::normal(
+                "RecreateForEnvFromMetadata",
+                format!(
+                    "pod {pod}: containers {containers:?} read changed labels/annotations into env; \
+                     they need a restart, so the pod is recreated"
+                ),
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn in_place(
+    ctx: &Ctx<'_>,
+    pod: &PodRecord,
+    spec: inplace::UpdateSpec,
+) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
+    let name = pods::name(pod).to_owned();
+    let hook = ctx
+        .cs
+        .spec
+        .lifecycle
+        .as_ref()
+        .and_then(|l| l.in_place_update.as_ref());
+    let mut actions = Vec::new();
+    let state = pods::lifecycle_state(pod);
+    match state {
+        "" | "PreparingNormal" | "Normal" if lifecycle::is_hooked(hook, pod) => {
+            if lifecycle::marks_not_ready(hook) {
+                actions.extend(lifecycle::not_ready_key_patch(
+                    pod,
+                    PRE_UPDATE_HOOK_KEY,
+                    true,
+                    ctx.now,
+                ));
+            }
+            actions.extend(lifecycle::set_state(pod, "PreparingUpdate", ctx.now));
+            return Ok((actions, None));
+        }
+        "" | "PreparingNormal" | "Normal" | "Updating" => {}
+        "Updated" => {
+            let mut patch =
+                lifecycle::state_patch(pod, "PreparingUpdate", ctx.now).unwrap_or_else(|| json!({}));
+            // Re-add the hook's handlers (never write `null`: that would drop every label).
+            if let Some(labels) = hook.and_then(|h| h.labels_handler.as_ref()) {
+                inplace::merge(&mut patch, json!({"metadata": {"labels": labels}}));
+            }
+            if let Some(finalizers) = hook.and_then(|h| h.finalizers_handler.as_ref()) {
+                inplace::merge(&mut patch, json!({"metadata": {"finalizers": finalizers}}));
+            }
+            return Ok((
+                vec![Action::PatchPod {
+                    name,
+                    reason: "lifecycle",
+                    patch,
+                }],
+                None,
+            ));
+        }
+        "PreparingUpdate" if lifecycle::is_hooked(hook, pod) => return Ok((actions, None)),
+        "PreparingUpdate" => {}
+        other => return Err(UpdateError::BadState(name, other.to_owned())),
+    }
+    let grace = rolling_update(ctx.cs)
+        .and_then(|r| r.in_place_update_strategy.as_ref())
+        .and_then(|s| s.grace_period_seconds)
+        .unwrap_or(0);
+    if inplace::has_gate(pod) {
+        actions.push(Action::PatchPodStatus {
+            name: name.clone(),
+            patch: inplace::ready_condition_patch(pod, false, ctx.now),
+        });
+    }
+    let updating = lifecycle::state_patch(pod, "Updating", ctx.now);
+    actions.push(Action::PatchPod {
+        name: name.clone(),
+        reason: "inPlaceUpdate",
+        patch: inplace::begin(pod, &spec, grace, updating, ctx.now),
+    });
+    actions.push(Action::normal(
+        "SuccessfulUpdatePodInPlace",
+        format!("successfully update pod {name} in-place"),
+    ));
+    let delay = (grace > 0).then(|| Duration::from_secs(u64::try_from(grace).unwrap_or(0)));
+    Ok((actions, delay))
+}
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod tests;
