@@ -49,10 +49,13 @@ impl Admission {
     /// a usable AdmissionReview (the caller answers 400).
     pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, ReviewError> {
         let started = Instant::now();
-        let Review { api_version, request } = Review::parse(body)?;
+        let Review {
+            api_version,
+            mut request,
+        } = Review::parse(body)?;
         let decision = match &self.state {
-            StateSource::Memory(lock) => self.decide_in_memory(lock, webhook, &request),
-            StateSource::Cluster(cache) => self.decide_in_cluster(cache, webhook, &request).await,
+            StateSource::Memory(lock) => self.decide_in_memory(lock, webhook, &mut request),
+            StateSource::Cluster(cache) => self.decide_in_cluster(cache, webhook, &mut request).await,
         };
         let response = decision.to_response(&request, webhook.is_mutating());
         let review = ReviewResponse::new(&api_version, response);
@@ -70,17 +73,17 @@ impl Admission {
         &self,
         lock: &RwLock<MemoryView>,
         webhook: Webhook,
-        request: &AdmissionRequest,
+        request: &mut AdmissionRequest,
     ) -> Decision {
         let decision = {
             let view = lock.read().unwrap_or_else(|p| p.into_inner());
-            webhook.handle(request, &*view, &self.settings)
+            webhook.handle_mut(request, &*view, &self.settings)
         };
         if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
             return decision;
         }
         let mut view = lock.write().unwrap_or_else(|p| p.into_inner());
-        let decision = webhook.handle(request, &*view, &self.settings);
+        let decision = webhook.handle_mut(request, &*view, &self.settings);
         if decision.allowed() && !request.is_dry_run() {
             for write in &decision.writes {
                 if let Err(e) = view.apply_status(write) {
@@ -97,11 +100,11 @@ impl Admission {
         &self,
         cache: &ClusterCache,
         webhook: Webhook,
-        request: &AdmissionRequest,
+        request: &mut AdmissionRequest,
     ) -> Decision {
         let mut conflicted = None;
         for _ in 0..MAX_WRITE_ATTEMPTS {
-            let decision = webhook.handle(request, cache, &self.settings);
+            let decision = webhook.handle_mut(request, cache, &self.settings);
             if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
                 return decision;
             }

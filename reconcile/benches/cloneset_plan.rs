@@ -97,7 +97,6 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         readiness_gates: Some(vec![PodReadinessGate {
             condition_type: "InPlaceUpdateReady".into(),
         }]),
-        ..Default::default()
     });
     let cond = |t: &str| PodCondition {
         type_: t.into(),
@@ -119,7 +118,6 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
             ready: true,
             ..Default::default()
         }]),
-        ..Default::default()
     });
     p
 }

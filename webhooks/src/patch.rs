@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 mod in_place;
 
-pub use in_place::{InPlaceError, apply_in_place};
+pub use in_place::{InPlaceError, Undo, apply_in_place, apply_with_undo, undo_all};
 
 /// The value at `tokens` (unescaped object keys or array indices). Unlike `Value::pointer` it
 /// allocates nothing.

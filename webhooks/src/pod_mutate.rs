@@ -45,30 +45,75 @@ type Step<V> = fn(&PodContext<'_, V>, &Value) -> StepResult;
 
 /// Decides a pod CREATE.
 pub fn mutate(request: &AdmissionRequest, view: &impl ClusterView, settings: &Settings) -> Decision {
-    if request.operation != Operation::Create || request.sub_resource().is_some() {
-        return Decision::allow();
+    if let Some(answer) = early_answer(request) {
+        return answer;
     }
-    if request.kind.kind != "Pod" || !request.kind.group.is_empty() {
-        return Decision::allow().with_warning(format!(
-            "kruise-rs: /mutate-pod received a {} and left it unchanged",
-            request.kind.kind
-        ));
-    }
-    let Some(object) = request.object.as_ref().filter(|o| o.is_object()) else {
-        return Decision::bad_request("pod CREATE without an object: there is no content to decode");
-    };
-    if is_mirror_pod(object) {
-        return Decision::allow();
-    }
-    run(request, view, settings, object)
+    let mut pod = request.object.clone().unwrap_or_default();
+    run(request, view, settings, &mut pod)
 }
 
+/// [`mutate`] without copying the pod: the pipeline patches the request's own object and restores it
+/// before returning, so the request is unchanged afterwards.
+pub fn mutate_in_place(
+    request: &mut AdmissionRequest,
+    view: &impl ClusterView,
+    settings: &Settings,
+) -> Decision {
+    if let Some(answer) = early_answer(request) {
+        return answer;
+    }
+    let mut pod = request.object.take().unwrap_or_default();
+    let decision = run(request, view, settings, &mut pod);
+    request.object = Some(pod);
+    decision
+}
+
+/// The answer when the review ends before the pipeline; `None` when the request carries a pod object
+/// to mutate.
+fn early_answer(request: &AdmissionRequest) -> Option<Decision> {
+    if request.operation != Operation::Create || request.sub_resource().is_some() {
+        return Some(Decision::allow());
+    }
+    if request.kind.kind != "Pod" || !request.kind.group.is_empty() {
+        return Some(Decision::allow().with_warning(format!(
+            "kruise-rs: /mutate-pod received a {} and left it unchanged",
+            request.kind.kind
+        )));
+    }
+    let Some(object) = request.object.as_ref().filter(|o| o.is_object()) else {
+        return Some(Decision::bad_request(
+            "pod CREATE without an object: there is no content to decode",
+        ));
+    };
+    is_mirror_pod(object).then(Decision::allow)
+}
+
+/// The steps in order, each seeing the pod as the steps before it left it. `pod` is patched as the steps
+/// go and restored before returning.
 fn run<V: ClusterView>(
     request: &AdmissionRequest,
     view: &V,
     settings: &Settings,
-    object: &Value,
+    pod: &mut Value,
 ) -> Decision {
+    let mut decision = Decision::allow();
+    let mut undo = Vec::new();
+    let outcome = run_steps(request, view, settings, pod, &mut decision, &mut undo);
+    crate::patch::undo_all(pod, &decision.patch, undo);
+    match outcome {
+        Ok(()) => decision,
+        Err(ended) => *ended,
+    }
+}
+
+fn run_steps<V: ClusterView>(
+    request: &AdmissionRequest,
+    view: &V,
+    settings: &Settings,
+    pod: &mut Value,
+    decision: &mut Decision,
+    undo: &mut Vec<crate::patch::Undo>,
+) -> Result<(), Box<Decision>> {
     let steps: [Step<V>; 5] = [
         readiness_gate::mutate,
         workloadspread::mutate,
@@ -82,26 +127,22 @@ fn run<V: ClusterView>(
         settings,
         namespace: &request.namespace,
     };
-    let mut pod = object.clone();
-    let mut decision = Decision::allow();
     let last = steps.len() - 1;
     for (index, step) in steps.into_iter().enumerate() {
-        let output = match step(&context, &pod) {
-            Ok(output) => output,
-            Err(denial) => return Decision::from(denial),
-        };
-        // The last step's operations need not be applied: nothing reads the pod after it.
-        if index != last
-            && let Err(e) = crate::patch::apply_in_place(&mut pod, &output.patch)
-        {
-            let message = format!("kruise-rs built a patch that does not apply: {e}");
-            return Decision::deny(500, "InternalError", message);
-        }
+        let output = step(&context, pod).map_err(|denial| Box::new(Decision::from(denial)))?;
+        let first = decision.patch.len();
         decision.patch.extend(output.patch);
         decision.warnings.extend(output.warnings);
         decision.writes.extend(output.writes);
+        // The last step's operations need not be applied: nothing reads the pod after it.
+        if index != last
+            && let Err(e) = crate::patch::apply_with_undo(pod, &decision.patch[first..], first, undo)
+        {
+            let message = format!("kruise-rs built a patch that does not apply: {e}");
+            return Err(Box::new(Decision::deny(500, "InternalError", message)));
+        }
     }
-    decision
+    Ok(())
 }
 
 /// Static pods mirrored by the kubelet are never mutated.

@@ -107,6 +107,20 @@ impl Webhook {
         self.path().starts_with("/mutate-")
     }
 
+    /// [`Webhook::handle`] for a caller that can lend the request mutably: `/mutate-pod` then works on the
+    /// request's own pod instead of a copy. The request is unchanged afterwards.
+    pub fn handle_mut(
+        self,
+        request: &mut AdmissionRequest,
+        view: &impl ClusterView,
+        settings: &Settings,
+    ) -> Decision {
+        match self {
+            Webhook::MutatePod => crate::pod_mutate::mutate_in_place(request, view, settings),
+            other => other.handle(request, view, settings),
+        }
+    }
+
     /// Decides one request.
     pub fn handle(
         self,

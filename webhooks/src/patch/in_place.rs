@@ -51,6 +51,180 @@ pub fn apply_in_place(doc: &mut Value, ops: &[PatchOperation]) -> Result<(), InP
     Ok(())
 }
 
+/// How to take back one applied operation; the path is read from the operation itself.
+#[derive(Debug)]
+pub enum Undo {
+    /// Put back the object entry the operation overwrote or removed, or remove the one it added.
+    Entry { op: usize, previous: Option<Value> },
+    /// Remove the array element the operation inserted (`index`, after `-` was resolved).
+    ArrayRemove { op: usize, index: usize },
+    /// Put back the array element the operation removed or replaced.
+    ArrayRestore {
+        op: usize,
+        index: usize,
+        previous: Value,
+        replaced: bool,
+    },
+    /// Put back the whole document.
+    Root { previous: Value },
+}
+
+/// Applies `ops` like [`apply_in_place`] and records in `undo` how to take each one back; `first` is the
+/// position of `ops[0]` in the list [`undo_all`] will be given. `add`, `remove` and `replace` only.
+pub fn apply_with_undo(
+    doc: &mut Value,
+    ops: &[PatchOperation],
+    first: usize,
+    undo: &mut Vec<Undo>,
+) -> Result<(), InPlaceError> {
+    for (index, op) in ops.iter().enumerate() {
+        let at = first + index;
+        let error = |path: &Pointer, reason| InPlaceError {
+            index,
+            path: path.to_string(),
+            reason,
+        };
+        let record = match op {
+            PatchOperation::Add(op) => add_undoable(doc, &op.path, op.value.clone(), at),
+            PatchOperation::Replace(op) => replace_undoable(doc, &op.path, op.value.clone(), at),
+            PatchOperation::Remove(op) => remove_undoable(doc, &op.path, at),
+            other => return Err(error(other.path(), "not undoable")),
+        }
+        .map_err(|r| error(op.path(), r))?;
+        undo.push(record);
+    }
+    Ok(())
+}
+
+/// Takes back, newest first, everything `undo` recorded for `ops` (the list the `first` positions of
+/// [`apply_with_undo`] refer to), leaving `doc` as it was.
+pub fn undo_all(doc: &mut Value, ops: &[PatchOperation], undo: Vec<Undo>) {
+    for record in undo.into_iter().rev() {
+        let parent_and_last = |op: usize| split(ops[op].path());
+        match record {
+            Undo::Root { previous } => *doc = previous,
+            Undo::Entry { op, previous } => {
+                let Some((parent, last)) = parent_and_last(op) else {
+                    continue;
+                };
+                if let Some(Value::Object(map)) = lookup(doc, parent) {
+                    match previous {
+                        Some(value) => map.insert(last, value),
+                        None => map.remove(&last),
+                    };
+                }
+            }
+            Undo::ArrayRemove { op, index } => {
+                let Some((parent, _)) = parent_and_last(op) else {
+                    continue;
+                };
+                if let Some(Value::Array(items)) = lookup(doc, parent)
+                    && index < items.len()
+                {
+                    items.remove(index);
+                }
+            }
+            Undo::ArrayRestore {
+                op,
+                index,
+                previous,
+                replaced,
+            } => {
+                let Some((parent, _)) = parent_and_last(op) else {
+                    continue;
+                };
+                if let Some(Value::Array(items)) = lookup(doc, parent) {
+                    if replaced && index < items.len() {
+                        items[index] = previous;
+                    } else if !replaced && index <= items.len() {
+                        items.insert(index, previous);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn add_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Result<Undo, &'static str> {
+    let Some((parent, last)) = split(path) else {
+        return Ok(Undo::Root {
+            previous: std::mem::replace(doc, value),
+        });
+    };
+    match lookup(doc, parent).ok_or("parent does not exist")? {
+        Value::Object(map) => Ok(Undo::Entry {
+            op,
+            previous: map.insert(last, value),
+        }),
+        Value::Array(items) => {
+            let index = if last == "-" {
+                items.len()
+            } else {
+                array_index(&last, items.len()).ok_or("array index out of bounds")?
+            };
+            items.insert(index, value);
+            Ok(Undo::ArrayRemove { op, index })
+        }
+        _ => Err("parent is not an object or array"),
+    }
+}
+
+fn replace_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Result<Undo, &'static str> {
+    let Some((parent, last)) = split(path) else {
+        return Ok(Undo::Root {
+            previous: std::mem::replace(doc, value),
+        });
+    };
+    match lookup(doc, parent).ok_or("path does not exist")? {
+        Value::Object(map) => {
+            let slot = map.get_mut(&last).ok_or("path does not exist")?;
+            Ok(Undo::Entry {
+                op,
+                previous: Some(std::mem::replace(slot, value)),
+            })
+        }
+        Value::Array(items) => {
+            let index = array_index(&last, items.len())
+                .filter(|i| *i < items.len())
+                .ok_or("path does not exist")?;
+            let previous = std::mem::replace(&mut items[index], value);
+            Ok(Undo::ArrayRestore {
+                op,
+                index,
+                previous,
+                replaced: true,
+            })
+        }
+        _ => Err("path does not exist"),
+    }
+}
+
+fn remove_undoable(doc: &mut Value, path: &Pointer, op: usize) -> Result<Undo, &'static str> {
+    let (parent, last) = split(path).ok_or("cannot remove the root")?;
+    match lookup(doc, parent).ok_or("parent does not exist")? {
+        Value::Object(map) => {
+            let previous = map.remove(&last).ok_or("path does not exist")?;
+            Ok(Undo::Entry {
+                op,
+                previous: Some(previous),
+            })
+        }
+        Value::Array(items) => {
+            let index = array_index(&last, items.len())
+                .filter(|i| *i < items.len())
+                .ok_or("array index out of bounds")?;
+            let previous = items.remove(index);
+            Ok(Undo::ArrayRestore {
+                op,
+                index,
+                previous,
+                replaced: false,
+            })
+        }
+        _ => Err("parent is not an object or array"),
+    }
+}
+
 /// The value at `path`, mutably.
 fn lookup<'a>(doc: &'a mut Value, path: &Pointer) -> Option<&'a mut Value> {
     path.tokens().try_fold(doc, |v, token| child(v, &token.decoded()))
@@ -118,6 +292,48 @@ mod tests {
 
     fn ops(v: Value) -> Vec<PatchOperation> {
         serde_json::from_value(v).unwrap()
+    }
+
+    /// Applying with undo gives the same document as `json_patch`, and undoing gives back the original,
+    /// also after a failure part-way.
+    #[test]
+    fn undo_gives_back_the_original() {
+        let doc = json!({"metadata": {"annotations": {"a/b": "1"}, "labels": {"x": "y"}},
+            "spec": {"containers": [{"name": "app"}, {"name": "side"}], "volumes": []}});
+        let cases = [
+            json!([{"op": "add", "path": "/metadata/annotations/a~1b", "value": "over"},
+                   {"op": "add", "path": "/metadata/annotations/new", "value": "n"},
+                   {"op": "add", "path": "/spec/containers/0", "value": {"name": "first"}},
+                   {"op": "add", "path": "/spec/containers/-", "value": {"name": "end"}},
+                   {"op": "add", "path": "/spec/containers/1/env", "value": []},
+                   {"op": "add", "path": "/spec/containers/1/env/-", "value": {"name": "E"}}]),
+            json!([{"op": "replace", "path": "/metadata/labels/x", "value": "z"},
+                   {"op": "replace", "path": "/spec/containers/1", "value": {"name": "other"}},
+                   {"op": "remove", "path": "/spec/containers/0"},
+                   {"op": "remove", "path": "/metadata/labels"},
+                   {"op": "add", "path": "/metadata/labels", "value": {"fresh": "1"}}]),
+            json!([{"op": "add", "path": "/metadata/annotations/k", "value": "v"},
+                   {"op": "add", "path": "/spec/containers/9", "value": {}}]),
+            json!([{"op": "add", "path": "", "value": {"root": true}},
+                   {"op": "add", "path": "/root2", "value": 1}]),
+        ];
+        for case in cases {
+            let ops = ops(case.clone());
+            let mut ours = doc.clone();
+            let mut undo = Vec::new();
+            let result = apply_with_undo(&mut ours, &ops, 0, &mut undo);
+            let mut theirs = doc.clone();
+            assert_eq!(
+                result.is_ok(),
+                json_patch::patch(&mut theirs, &ops).is_ok(),
+                "{case}"
+            );
+            if result.is_ok() {
+                assert_eq!(ours, theirs, "{case}");
+            }
+            undo_all(&mut ours, &ops, undo);
+            assert_eq!(ours, doc, "{case}");
+        }
     }
 
     /// Every case gives what `json_patch` gives: the same document, or an error from both.

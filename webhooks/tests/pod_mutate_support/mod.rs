@@ -34,9 +34,16 @@ pub fn view_of(objects: &[Value]) -> MemoryView {
     view
 }
 
-/// Runs the whole `/mutate-pod` pipeline.
+/// Runs the whole `/mutate-pod` pipeline the way the server does (on the request's own pod), and checks
+/// that the request's pod is given back unchanged.
 pub fn run(request: &AdmissionRequest, view: &MemoryView) -> Decision {
-    pod_mutate::mutate(request, view, &Settings::default())
+    let mut lent = request.clone();
+    let decision = pod_mutate::mutate_in_place(&mut lent, view, &Settings::default());
+    assert_eq!(
+        lent.object, request.object,
+        "mutate_in_place did not restore the pod"
+    );
+    decision
 }
 
 /// The object after the decision's patch, checked to still be a valid `Pod`.
