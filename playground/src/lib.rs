@@ -24,6 +24,7 @@ pub mod handlers;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod meta;
+pub mod openapi;
 pub mod patch;
 pub mod registry;
 pub mod resources;

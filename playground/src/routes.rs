@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::api::Api;
 use crate::error::ApiError;
-use crate::{discovery, handlers, watch};
+use crate::{discovery, handlers, openapi, watch};
 
 /// A resource path taken apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,7 +175,12 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
     match path {
         "/version" | "/version/" => return Ok(json_response(StatusCode::OK, &discovery::version())),
         "/healthz" | "/livez" | "/readyz" => return Ok((StatusCode::OK, "ok").into_response()),
+        "/openapi/v3" | "/openapi/v3/" => return Ok(json_response(StatusCode::OK, &openapi::root(api))),
         _ => {}
+    }
+    if let Some(gv) = path.strip_prefix("/openapi/v3/") {
+        return openapi::group_version(api, gv.trim_end_matches('/'))
+            .map(|v| json_response(StatusCode::OK, &v));
     }
     let target = parse(path).ok_or_else(ApiError::path_not_found)?;
     if req.method != Method::GET && !matches!(target, Target::Resource(_)) {
