@@ -142,15 +142,16 @@ impl Api {
             };
             self.admit(attrs, None).await?;
             let next = deleting_state(def, &current, opts);
+            let remove_now = !meta::is_deleting(&next) || ready_to_remove(def, &next);
             if opts.dry_run {
-                return Ok(if ready_to_remove(def, &next) {
+                return Ok(if remove_now {
                     Deleted::Removed(current)
                 } else {
                     Deleted::Pending(next)
                 });
             }
             let rv = meta::resource_version(&current).to_string();
-            let result = if ready_to_remove(def, &next) {
+            let result = if remove_now {
                 self.store.remove(&key(def), ns, name, &rv).map(Deleted::Removed)
             } else if next == current {
                 Ok(Deleted::Pending(current))
