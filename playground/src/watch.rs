@@ -161,7 +161,6 @@ fn stream_response(body: Body) -> Response {
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")
-        .header(header::TRANSFER_ENCODING, "chunked")
         .body(body)
         .unwrap_or_default()
 }
