@@ -32,6 +32,7 @@ pub fn body(req: &Request) -> Result<Value, ApiError> {
             serde_saphyr::from_str(text)
                 .map_err(|e| ApiError::bad_request(format!("error converting YAML to JSON: {e}")))
         }
+        "application/vnd.kubernetes.protobuf" => crate::protobuf::decode(&req.body, BODY_TYPES),
         _ => Err(ApiError::unsupported_media_type(BODY_TYPES)),
     }
 }

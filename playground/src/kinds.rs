@@ -1,5 +1,5 @@
 //! Kind-specific behaviour of the built-in resources: what a create sets (pod phase and QoS class,
-//! namespace finalizers and phase) and the immutable fields an update may not change.
+//! namespace finalizers and phase, secret type) and the immutable fields an update may not change.
 
 use serde_json::{Value, json};
 
@@ -24,6 +24,7 @@ pub fn prepare_create(plural: &str, obj: &mut Value) {
             }
             m["labels"]["kubernetes.io/metadata.name"] = json!(name);
         }
+        "secrets" if obj["type"].as_str().is_none_or(str::is_empty) => obj["type"] = json!("Opaque"),
         _ => {}
     }
 }
