@@ -200,7 +200,7 @@ fn entry(manager: &str, api_version: &str, tree: Value) -> Value {
 /// The object an apply creates.
 pub fn for_create(def: &ResourceDef, applied: &Value, manager: &str) -> Value {
     let mut obj = applied.clone();
-    let mf = vec![entry(manager, &def.api_version(), fields(applied))];
+    let mf = vec![entry(manager, &def.api_version(), fields(&scoped(applied, None)))];
     meta::metadata_mut(&mut obj).insert("managedFields".into(), json!(mf));
     obj
 }
@@ -213,6 +213,41 @@ pub fn apply(
     manager: &str,
     force: bool,
 ) -> Result<Value, ApiError> {
+    apply_to(def, current, applied, manager, force, None)
+}
+
+/// The part of a configuration a write to `subresource` applies: `.status` for `status`, the
+/// rest for the main resource.
+fn scoped(applied: &Value, subresource: Option<&str>) -> Value {
+    let mut v = applied.clone();
+    if let Some(m) = v.as_object_mut() {
+        match subresource {
+            Some("status") => {
+                m.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"))
+            }
+            _ => _ = m.remove("status"),
+        }
+    }
+    if subresource == Some("status") {
+        meta::metadata_mut(&mut v).retain(|k, _| SKIPPED_META.contains(&k.as_str()));
+    }
+    v
+}
+
+/// [`apply`] to the main resource (`None`) or a subresource: managers own fields per
+/// subresource, as kube's `managedFields[].subresource`.
+pub fn apply_to(
+    def: &ResourceDef,
+    current: &Value,
+    applied: &Value,
+    manager: &str,
+    force: bool,
+    subresource: Option<&str>,
+) -> Result<Value, ApiError> {
+    let applied = &scoped(applied, subresource);
+    let sub = json!(subresource.unwrap_or_default());
+    let same_sub =
+        |e: &Value| e["subresource"].as_str().unwrap_or_default() == sub.as_str().unwrap_or_default();
     let new_set = paths(&fields(applied));
     let mut entries: Vec<Value> = current["metadata"]["managedFields"]
         .as_array()
@@ -220,12 +255,12 @@ pub fn apply(
         .unwrap_or_default();
     let mine = entries
         .iter()
-        .position(|e| e["manager"] == manager && e["operation"] == "Apply");
+        .position(|e| e["manager"] == manager && e["operation"] == "Apply" && same_sub(e));
     let old_set = mine.map(|i| paths(&entries[i]["fieldsV1"])).unwrap_or_default();
     let mut conflicts: Vec<(String, Path)> = vec![];
     let mut others: Vec<(usize, BTreeSet<Path>)> = vec![];
     for (i, e) in entries.iter().enumerate() {
-        if Some(i) == mine || e["operation"] != "Apply" {
+        if Some(i) == mine || e["operation"] != "Apply" || !same_sub(e) {
             continue;
         }
         let set = paths(&e["fieldsV1"]);
@@ -251,7 +286,6 @@ pub fn apply(
         remove_at(&mut obj, p);
     }
     let mut patch = applied.clone();
-    patch.as_object_mut().map(|m| m.remove("status"));
     meta::metadata_mut(&mut patch).remove("managedFields");
     strategic::merge(&mut obj, &patch);
     if force {
@@ -264,7 +298,10 @@ pub fn apply(
             entries[*i]["fieldsV1"] = tree_of(&lost);
         }
     }
-    let e = entry(manager, &def.api_version(), fields(applied));
+    let mut e = entry(manager, &def.api_version(), fields(applied));
+    if let Some(sr) = subresource {
+        e["subresource"] = json!(sr);
+    }
     match mine {
         Some(i) => entries[i] = e,
         None => entries.push(e),

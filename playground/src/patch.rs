@@ -93,7 +93,8 @@ pub async fn patch(
                 let created = api.create(def, ns, obj, req.dry_run()).await?;
                 return Ok((StatusCode::CREATED, created));
             };
-            let mut next = apply::apply(def, &current, &applied, &manager, force)?;
+            let mut next =
+                apply::apply_to(def, &current, &applied, &manager, force, p.subresource.as_deref())?;
             meta::metadata_mut(&mut next)
                 .insert("resourceVersion".into(), json!(meta::resource_version(&current)));
             match api.update(def, ns, name, next, mode, req.dry_run()).await {

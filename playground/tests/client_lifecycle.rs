@@ -340,3 +340,23 @@ async fn crds_register_resources_and_refuse_strategic_merge() {
     assert_eq!(code, 404);
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn apply_to_the_status_subresource_writes_only_status() {
+    let pg = common::start().await;
+    let pods: Api<Pod> = Api::default_namespaced(pg.client().await.unwrap());
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}});
+    pods.patch("p", &PatchParams::apply("me"), &Patch::Apply(&pod))
+        .await
+        .unwrap();
+    let status = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "changed"}]}, "status": {"phase": "Running"}});
+    let after = pods
+        .patch_status("p", &PatchParams::apply("kubelet"), &Patch::Apply(&status))
+        .await
+        .unwrap();
+    assert_eq!(after.status.unwrap().phase.as_deref(), Some("Running"));
+    assert_eq!(after.spec.unwrap().containers[0].image.as_deref(), Some("i"));
+    pg.shutdown().await;
+}
