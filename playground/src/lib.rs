@@ -26,6 +26,7 @@ pub mod kubeconfig;
 pub mod meta;
 pub mod openapi;
 pub mod patch;
+pub mod printers;
 pub mod protobuf;
 pub mod registry;
 pub mod resources;

@@ -56,6 +56,9 @@ fn age(obj: &Value, path: &str) -> String {
     }
 }
 
+const AGE_DESCRIPTION: &str =
+    "CreationTimestamp is a timestamp representing the server time when this object was created.";
+
 fn col(name: &str, type_: &str, priority: i64, description: &str) -> Value {
     json!({"name": name, "type": type_, "format": if name == "Name" { "name" } else { "" },
         "description": description, "priority": priority})
@@ -184,18 +187,20 @@ pub fn table(def: &ResourceDef, items: &[Value], rv: &str) -> Value {
             .collect();
         (cols, rows)
     } else {
-        let cols = vec![
-            name_col,
-            col(
-                "Age",
-                "string",
-                0,
-                "CreationTimestamp is a timestamp representing the server time when this object was created.",
-            ),
-        ];
+        let (before, after) = crate::printers::columns(&def.group, &def.plural).unwrap_or_default();
+        let mut cols = vec![name_col];
+        cols.extend(before.iter().map(|(h, p, _)| col(h, "string", *p, "")));
+        cols.push(col("Age", "string", 0, AGE_DESCRIPTION));
+        cols.extend(after.iter().map(|(h, p, _)| col(h, "string", *p, "")));
         let rows = items
             .iter()
-            .map(|o| vec![json!(meta::name(o)), json!(age(o, ".metadata.creationTimestamp"))])
+            .map(|o| {
+                let mut cells = vec![json!(meta::name(o))];
+                cells.extend(before.iter().map(|(_, _, f)| f(o)));
+                cells.push(json!(age(o, ".metadata.creationTimestamp")));
+                cells.extend(after.iter().map(|(_, _, f)| f(o)));
+                cells
+            })
             .collect();
         (cols, rows)
     };

@@ -75,6 +75,11 @@ async fn apply_twice_label_set_image_scale() {
         "created, replicas 4, image, replicas 3"
     );
 
+    let table = kubectl.ok(&["get", "deployments"]).await;
+    let rows: Vec<Vec<&str>> = table.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows[0], ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
+    assert_eq!(rows[1][..4], ["web", "0/3", "0", "0"]);
+
     let jsonpath = kubectl
         .ok(&[
             "get",
