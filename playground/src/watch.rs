@@ -111,12 +111,13 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         },
     };
     let interval = api.bookmark_interval;
+    let as_table = req.wants_table();
     let res_key = key(&def);
     let stream = async_stream::stream! {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let mut last_rv = start;
         for obj in initial {
-            yield line("ADDED", &output(&def, obj));
+            yield line("ADDED", &render(&def, obj, as_table));
         }
         if send_initial {
             let mark = json!({"kind": def.kind, "apiVersion": def.api_version(), "metadata": {
@@ -126,7 +127,7 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         for e in replay {
             last_rv = e.rv;
             if let Some(kind) = filter.view(&e) {
-                yield line(kind.as_str(), &output(&def, e.object.clone()));
+                yield line(kind.as_str(), &render(&def, e.object.clone(), as_table));
             }
         }
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
@@ -144,7 +145,7 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
                         if e.key == res_key && e.rv > last_rv
                             && let Some(kind) = filter.view(&e)
                         {
-                            yield line(kind.as_str(), &output(&def, e.object.clone()));
+                            yield line(kind.as_str(), &render(&def, e.object.clone(), as_table));
                         }
                         // The channel is ordered: everything up to here has been seen.
                         last_rv = last_rv.max(e.rv);
@@ -155,6 +156,17 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         }
     };
     Ok(stream_response(Body::from_stream(stream)))
+}
+
+/// An event's object: the object, or (for `kubectl get -w`) a one-row Table.
+fn render(def: &ResourceDef, obj: Value, as_table: bool) -> Value {
+    let obj = output(def, obj);
+    if as_table {
+        let rv = meta::resource_version(&obj).to_string();
+        crate::table::table(def, &[obj], &rv)
+    } else {
+        obj
+    }
 }
 
 fn stream_response(body: Body) -> Response {

@@ -242,3 +242,39 @@ async fn create_generators_send_protobuf() {
     assert_eq!(secret, "cQ== Opaque");
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn get_watch_prints_events() {
+    let pg = common::start().await;
+    let kubectl = Kubectl::new(&pg);
+    kubectl
+        .apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n")
+        .await;
+    let watch = kubectl.spawn(&["get", "configmaps", "-w", "--output-watch-events"]);
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    kubectl
+        .apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second}\n")
+        .await;
+    kubectl.ok(&["label", "configmap", "second", "x=y"]).await;
+    kubectl.ok(&["delete", "configmap", "first"]).await;
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let out = Kubectl::stop(watch).await;
+    let lines: Vec<Vec<&str>> = out
+        .lines()
+        .map(|l| l.split_whitespace().take(3).collect())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ["EVENT", "NAME", "DATA"],
+            ["ADDED", "first", "0"],
+            ["ADDED", "second", "0"],
+            ["MODIFIED", "second", "0"],
+            ["DELETED", "first", "0"],
+        ]
+        .map(|l| l.to_vec())
+        .to_vec(),
+        "{out}"
+    );
+    pg.shutdown().await;
+}

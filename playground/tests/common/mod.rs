@@ -123,6 +123,26 @@ impl Kubectl {
         }
     }
 
+    /// Starts a long-running kubectl (`get -w`); stop it with [`Kubectl::stop`].
+    pub fn spawn(&self, args: &[&str]) -> tokio::process::Child {
+        tokio::process::Command::new(&self.bin)
+            .args(args)
+            .arg(format!("--cache-dir={}", self.dir.path().join("cache").display()))
+            .env("KUBECONFIG", &self.kubeconfig)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("kubectl starts")
+    }
+
+    /// Stops a spawned kubectl; returns what it printed.
+    pub async fn stop(mut child: tokio::process::Child) -> String {
+        child.start_kill().expect("kill kubectl");
+        let out = child.wait_with_output().await.expect("kubectl output");
+        String::from_utf8_lossy(&out.stdout).into()
+    }
+
     /// Runs kubectl with `args`.
     pub async fn run(&self, args: &[&str]) -> Output {
         self.run_stdin(args, "").await
