@@ -137,7 +137,7 @@ impl Api {
             self.check_namespace(def, ns, &name)?;
         }
         stamp_new(&mut obj, def.has_generation);
-        if def.has(crate::resources::Subresource::Status) || !def.builtin {
+        if def.has(crate::resources::Subresource::Status) {
             obj.as_object_mut().map(|m| m.remove("status"));
         }
         kinds::prepare_create(&def.plural, &mut obj);
