@@ -140,6 +140,9 @@ impl Api {
         if def.has(crate::resources::Subresource::Status) {
             obj.as_object_mut().map(|m| m.remove("status"));
         }
+        if def.builtin {
+            crate::defaults::apply(&def.group, &def.plural, &mut obj);
+        }
         kinds::prepare_create(&def.plural, &mut obj);
         if def.plural == "customresourcedefinitions" {
             validate::crd(&obj)?;
@@ -198,6 +201,9 @@ impl Api {
             return Err(ApiError::stale(&gr, name));
         }
         let mut new = merge_update(def, &current, obj, mode);
+        if def.builtin && mode == UpdateMode::Main {
+            crate::defaults::apply(&def.group, &def.plural, &mut new);
+        }
         if def.has_generation && meta::spec_part(&new) != meta::spec_part(&current) {
             let generation = current["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
             meta::metadata_mut(&mut new).insert("generation".into(), json!(generation));

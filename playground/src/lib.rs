@@ -16,6 +16,7 @@
 pub mod admission;
 pub mod api;
 pub mod apply;
+pub mod defaults;
 pub mod delete;
 pub mod discovery;
 pub mod error;

@@ -61,6 +61,18 @@ async fn create_stamps_metadata_and_generate_name() {
     .unwrap();
     let d = deployments.create(&PostParams::default(), &d).await.unwrap();
     assert_eq!(d.metadata.generation, Some(1));
+    let spec = d.spec;
+    assert_eq!(
+        spec.revision_history_limit,
+        Some(10),
+        "defaulted like kube-apiserver"
+    );
+    let pod_spec = spec.template.spec.unwrap();
+    assert_eq!(pod_spec.restart_policy.as_deref(), Some("Always"));
+    assert_eq!(
+        pod_spec.containers[0].image_pull_policy.as_deref(),
+        Some("Always")
+    );
     pg.shutdown().await;
 }
 
