@@ -13,6 +13,8 @@
 //!
 //! See `README.md` for what is supported and every simplification.
 
+#![warn(missing_docs)]
+
 pub mod admission;
 pub mod api;
 pub mod apply;
