@@ -250,15 +250,23 @@ async fn get_watch_prints_events() {
     kubectl
         .apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first}\n")
         .await;
-    let watch = kubectl.spawn(&["get", "configmaps", "-w", "--output-watch-events"]);
-    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let (watch, output) = kubectl.spawn(&["get", "configmaps", "-w", "--output-watch-events"]);
+    let printed = |n: usize| {
+        let output = output.clone();
+        move || {
+            let lines = output.lock().unwrap().lines().count();
+            std::future::ready((lines >= n).then_some(()))
+        }
+    };
+    common::eventually("kubectl to print the initial list", printed(2)).await;
     kubectl
         .apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second}\n")
         .await;
     kubectl.ok(&["label", "configmap", "second", "x=y"]).await;
     kubectl.ok(&["delete", "configmap", "first"]).await;
-    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    let out = Kubectl::stop(watch).await;
+    common::eventually("kubectl to print the changes", printed(5)).await;
+    drop(watch);
+    let out = output.lock().unwrap().clone();
     let lines: Vec<Vec<&str>> = out
         .lines()
         .map(|l| l.split_whitespace().take(3).collect())

@@ -42,13 +42,13 @@ pub async fn raw(
     (code, value)
 }
 
-/// Polls `check` until it returns `Some`, for up to 10 seconds.
+/// Polls `check` until it returns `Some`, for up to 30 seconds.
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    for _ in 0..200 {
+    for _ in 0..600 {
         if let Some(v) = check().await {
             return v;
         }
@@ -123,24 +123,30 @@ impl Kubectl {
         }
     }
 
-    /// Starts a long-running kubectl (`get -w`); stop it with [`Kubectl::stop`].
-    pub fn spawn(&self, args: &[&str]) -> tokio::process::Child {
-        tokio::process::Command::new(&self.bin)
+    /// Starts a long-running kubectl (`get -w`); its stdout accumulates in the returned buffer
+    /// until the child is dropped.
+    pub fn spawn(&self, args: &[&str]) -> (tokio::process::Child, std::sync::Arc<std::sync::Mutex<String>>) {
+        use tokio::io::AsyncBufReadExt as _;
+        let mut child = tokio::process::Command::new(&self.bin)
             .args(args)
             .arg(format!("--cache-dir={}", self.dir.path().join("cache").display()))
             .env("KUBECONFIG", &self.kubeconfig)
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .expect("kubectl starts")
-    }
-
-    /// Stops a spawned kubectl; returns what it printed.
-    pub async fn stop(mut child: tokio::process::Child) -> String {
-        child.start_kill().expect("kill kubectl");
-        let out = child.wait_with_output().await.expect("kubectl output");
-        String::from_utf8_lossy(&out.stdout).into()
+            .expect("kubectl starts");
+        let output = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut lines = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let sink = output.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                let mut out = sink.lock().unwrap();
+                out.push_str(&line);
+                out.push('\n');
+            }
+        });
+        (child, output)
     }
 
     /// Runs kubectl with `args`.
