@@ -334,3 +334,38 @@ async fn selectors_and_deletecollection() {
     assert_eq!(ns.status.unwrap().phase.as_deref(), Some("Active"));
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn concurrent_updates_from_one_resource_version_one_wins() {
+    let pg = common::start().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(pg.client().await.unwrap());
+    let base = cms.create(&PostParams::default(), &cm("race")).await.unwrap();
+    let attempts = (0..8).map(|i| {
+        let cms = cms.clone();
+        let mut next = base.clone();
+        next.data = Some([("writer".to_string(), i.to_string())].into());
+        async move { cms.replace("race", &PostParams::default(), &next).await }
+    });
+    let results = futures::future::join_all(attempts).await;
+    let wins = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(wins, 1, "{results:?}");
+    for r in results.into_iter().filter_map(Result::err) {
+        assert_eq!(api_error(r).reason, "Conflict");
+    }
+    let dry = cms
+        .delete(
+            "race",
+            &DeleteParams {
+                dry_run: true,
+                ..DeleteParams::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(dry.is_right());
+    assert!(
+        cms.get_opt("race").await.unwrap().is_some(),
+        "a dry-run delete keeps the object"
+    );
+    pg.shutdown().await;
+}
