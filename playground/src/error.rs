@@ -167,7 +167,9 @@ impl ApiError {
             .map(|e| json!({"reason": e.kind, "message": e.body(), "field": e.field}))
             .collect();
         let mut d = Map::new();
-        d.insert("name".into(), json!(name));
+        if !name.is_empty() {
+            d.insert("name".into(), json!(name));
+        }
         if !group.is_empty() {
             d.insert("group".into(), json!(group));
         }
@@ -248,9 +250,19 @@ impl FieldError {
         }
     }
 
+    /// `Forbidden` error.
+    pub fn forbidden(field: &str, detail: &str) -> Self {
+        FieldError {
+            kind: "FieldValueForbidden",
+            field: field.into(),
+            detail: detail.into(),
+        }
+    }
+
     fn body(&self) -> String {
         match self.kind {
             "FieldValueRequired" => format!("Required value: {}", self.detail),
+            "FieldValueForbidden" => format!("Forbidden: {}", self.detail),
             _ => self.detail.clone(),
         }
     }

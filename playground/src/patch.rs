@@ -56,6 +56,24 @@ pub fn apply_patch(
     Ok(out)
 }
 
+/// `ValidatePatchOptions` of apimachinery: apply needs a fieldManager, `force` is for apply only.
+fn validate_options(req: &Request, apply: bool) -> Result<(), ApiError> {
+    use crate::error::FieldError;
+    let manager = req
+        .query
+        .get("fieldManager")
+        .map(String::as_str)
+        .unwrap_or_default();
+    let error = if apply && manager.is_empty() {
+        FieldError::required("fieldManager", "is required for apply patch")
+    } else if !apply && req.query.contains_key("force") {
+        FieldError::forbidden("force", "may not be specified for non-apply patch")
+    } else {
+        return Ok(());
+    };
+    Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[error]))
+}
+
 /// PATCH of an object, its status or its scale. Returns the HTTP code (201 when an apply
 /// created the object) and the stored object.
 pub async fn patch(
@@ -74,17 +92,13 @@ pub async fn patch(
         return Err(unsupported(def));
     }
     let gr = def.group_resource();
+    validate_options(req, ct == APPLY)?;
     for _ in 0..8 {
         let current = api.store.get(&key(def), ns, name);
         if ct == APPLY {
             let manager = req.query.get("fieldManager").cloned().unwrap_or_default();
             let force = req.query.get("force").is_some_and(|f| f == "true");
             let applied = apply::parse(&req.body)?;
-            if manager.is_empty() {
-                return Err(ApiError::bad_request(
-                    "PATCH, application/apply-patch+yaml requires fieldManager to be set",
-                ));
-            }
             let Some(current) = current else {
                 if mode != UpdateMode::Main {
                     return Err(ApiError::not_found(&gr, name));

@@ -360,3 +360,22 @@ async fn apply_to_the_status_subresource_writes_only_status() {
     assert_eq!(after.spec.unwrap().containers[0].image.as_deref(), Some("i"));
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn apply_requires_a_field_manager() {
+    let pg = common::start().await;
+    let client = pg.client().await.unwrap();
+    let body = r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}"#;
+    let path = "/api/v1/namespaces/default/configmaps/x";
+    let (code, status) = common::raw(&client, "PATCH", path, "application/apply-patch+yaml", body).await;
+    assert_eq!(code, 422);
+    assert_eq!(
+        status,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            "reason": "Invalid", "details": {"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [
+                {"reason": "FieldValueRequired", "message": "Required value: is required for apply patch", "field": "fieldManager"}]},
+            "code": 422})
+    );
+    pg.shutdown().await;
+}
