@@ -120,6 +120,13 @@ impl ApiError {
         Self::new(400, "BadRequest", message.into(), None)
     }
 
+    /// 405 for a method the path does not route, as kube-apiserver's go-restful error handler
+    /// answers (`NewGenericServerResponse(405, …)`).
+    pub fn method_not_allowed() -> Self {
+        let msg = "the server does not allow this method on the requested resource".to_string();
+        Self::new(405, "MethodNotAllowed", msg, Some(json!({})))
+    }
+
     /// 405 `<verb> is not supported on resources of kind "pods"`.
     pub fn method_not_supported(gr: &GroupResource, action: &str) -> Self {
         let msg = format!(

@@ -223,17 +223,7 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
                 (&Method::DELETE, None) if def.plural != "namespaces" => {
                     handlers::delete_collection(api, &def, &p, &req).await
                 }
-                (m, _) => {
-                    let verb = match (m, &p.name) {
-                        (&Method::POST, _) => "create",
-                        (&Method::PUT, _) => "update",
-                        (&Method::PATCH, _) => "patch",
-                        (&Method::DELETE, None) => "deletecollection",
-                        (&Method::DELETE, _) => "delete",
-                        _ => m.as_str(),
-                    };
-                    Err(ApiError::method_not_supported(&def.group_resource(), verb))
-                }
+                _ => Err(ApiError::method_not_allowed()),
             }
         }
     }
