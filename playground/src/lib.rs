@@ -168,9 +168,18 @@ impl Playground {
     }
 
     /// Stops serving and the controllers; open watches are cut.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.controllers.abort();
         self.handle.shutdown();
-        let _ = self.server.await;
+        let _ = (&mut self.server).await;
+    }
+}
+
+impl Drop for Playground {
+    /// A playground dropped without [`Playground::shutdown`] stops too.
+    fn drop(&mut self) {
+        self.controllers.abort();
+        self.handle.shutdown();
+        self.server.abort();
     }
 }
