@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::admission::{AdmissionHook, Attributes, Operation};
-use crate::error::{ApiError, FieldError};
+use crate::error::ApiError;
 use crate::kinds;
 use crate::meta;
 use crate::registry::{Registry, crd_resources, crd_status};
@@ -352,9 +352,4 @@ fn merge_update(def: &ResourceDef, current: &Value, obj: Value, mode: UpdateMode
             new
         }
     }
-}
-
-/// A 422 for a body that is not what the endpoint expects.
-pub fn invalid(def: &ResourceDef, name: &str, errors: &[FieldError]) -> ApiError {
-    ApiError::invalid(&def.group, &def.kind, name, errors)
 }
