@@ -61,6 +61,9 @@ pub fn get(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<R
     if p.subresource.as_deref() == Some("scale") {
         return Ok(json_response(StatusCode::OK, &scale::to_scale(def, &obj)));
     }
+    if req.wants_metadata() {
+        return Ok(json_response(StatusCode::OK, &table::partial(&obj)));
+    }
     let obj = output(def, obj);
     if req.wants_table() {
         return Ok(json_response(StatusCode::OK, &table::table(def, &[obj], "")));
@@ -134,6 +137,12 @@ pub fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<
         let mut t = table::table(def, &items, &rv.to_string());
         t["metadata"] = list_meta;
         return Ok(json_response(StatusCode::OK, &t));
+    }
+    if req.wants_metadata() {
+        let items: Vec<Value> = items.iter().map(table::partial).collect();
+        let list = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": list_meta, "items": items});
+        return Ok(json_response(StatusCode::OK, &list));
     }
     let items: Vec<Value> = items
         .into_iter()

@@ -143,6 +143,14 @@ impl Request {
             .is_some_and(|a| a.contains("as=Table"))
     }
 
+    /// Whether the client asked for `meta.k8s.io/v1 PartialObjectMetadata` (metadata-only clients).
+    pub fn wants_metadata(&self) -> bool {
+        self.headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("as=PartialObjectMetadata"))
+    }
+
     /// `dryRun=All`.
     pub fn dry_run(&self) -> bool {
         self.query.contains_key("dryRun")

@@ -116,7 +116,8 @@ fn pod_cells(pod: &Value) -> Vec<Value> {
     ]
 }
 
-fn partial(obj: &Value) -> Value {
+/// The `PartialObjectMetadata` of an object (managedFields dropped, as in Table rows).
+pub fn partial(obj: &Value) -> Value {
     let mut m = obj["metadata"].clone();
     m.as_object_mut().map(|mm| mm.remove("managedFields"));
     json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": m})

@@ -111,13 +111,19 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         },
     };
     let interval = api.bookmark_interval;
-    let as_table = req.wants_table();
+    let view = if req.wants_table() {
+        View::Table
+    } else if req.wants_metadata() {
+        View::Metadata
+    } else {
+        View::Object
+    };
     let res_key = key(&def);
     let stream = async_stream::stream! {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let mut last_rv = start;
         for obj in initial {
-            yield line("ADDED", &render(&def, obj, as_table));
+            yield line("ADDED", &render(&def, obj, view));
         }
         if send_initial {
             let mark = json!({"kind": def.kind, "apiVersion": def.api_version(), "metadata": {
@@ -127,7 +133,7 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         for e in replay {
             last_rv = e.rv;
             if let Some(kind) = filter.view(&e) {
-                yield line(kind.as_str(), &render(&def, e.object.clone(), as_table));
+                yield line(kind.as_str(), &render(&def, e.object.clone(), view));
             }
         }
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
@@ -145,7 +151,7 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
                         if e.key == res_key && e.rv > last_rv
                             && let Some(kind) = filter.view(&e)
                         {
-                            yield line(kind.as_str(), &render(&def, e.object.clone(), as_table));
+                            yield line(kind.as_str(), &render(&def, e.object.clone(), view));
                         }
                         // The channel is ordered: everything up to here has been seen.
                         last_rv = last_rv.max(e.rv);
@@ -158,14 +164,24 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
     Ok(stream_response(Body::from_stream(stream)))
 }
 
-/// An event's object: the object, or (for `kubectl get -w`) a one-row Table.
-fn render(def: &ResourceDef, obj: Value, as_table: bool) -> Value {
-    let obj = output(def, obj);
-    if as_table {
-        let rv = meta::resource_version(&obj).to_string();
-        crate::table::table(def, &[obj], &rv)
-    } else {
-        obj
+/// How events carry their object.
+#[derive(Debug, Clone, Copy)]
+enum View {
+    Object,
+    /// A one-row Table (`kubectl get -w`).
+    Table,
+    /// `PartialObjectMetadata` (metadata watchers).
+    Metadata,
+}
+
+fn render(def: &ResourceDef, obj: Value, view: View) -> Value {
+    match view {
+        View::Object => output(def, obj),
+        View::Metadata => crate::table::partial(&obj),
+        View::Table => {
+            let rv = meta::resource_version(&obj).to_string();
+            crate::table::table(def, &[output(def, obj)], &rv)
+        }
     }
 }
 

@@ -185,3 +185,33 @@ async fn kube_runtime_watcher_lists_then_watches() {
     }
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn metadata_only_clients() {
+    let pg = common::start().await;
+    let cms: Api<ConfigMap> = Api::default_namespaced(pg.client().await.unwrap());
+    let cm = serde_json::from_value::<ConfigMap>(
+        json!({"metadata": {"name": "m", "labels": {"a": "b"}}, "data": {"k": "v"}}),
+    );
+    cms.create(&PostParams::default(), &cm.unwrap()).await.unwrap();
+    let one = cms.get_metadata("m").await.unwrap();
+    assert_eq!(
+        one.types.map(|t| t.kind).as_deref(),
+        Some("PartialObjectMetadata")
+    );
+    assert_eq!(one.metadata.labels.unwrap()["a"], "b");
+    let list = cms.list_metadata(&Default::default()).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    let metadata: Api<kube::core::PartialObjectMeta<ConfigMap>> =
+        Api::default_namespaced(pg.client().await.unwrap());
+    let mut events = watcher(metadata, watcher::Config::default()).boxed();
+    assert!(matches!(
+        events.try_next().await.unwrap(),
+        Some(watcher::Event::Init)
+    ));
+    match events.try_next().await.unwrap() {
+        Some(watcher::Event::InitApply(o)) => assert_eq!(o.metadata.name.as_deref(), Some("m")),
+        other => panic!("expected the object's metadata, got {other:?}"),
+    }
+    pg.shutdown().await;
+}
