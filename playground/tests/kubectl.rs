@@ -286,3 +286,55 @@ async fn get_watch_prints_events() {
     );
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn server_side_apply_diff_and_selector_delete() {
+    let pg = common::start().await;
+    let kubectl = Kubectl::new(&pg);
+    let apply_ss = |yaml: String| {
+        let kubectl = &kubectl;
+        async move {
+            kubectl
+                .run_stdin(&["apply", "--server-side", "-f", "-"], &yaml)
+                .await
+        }
+    };
+    let first = apply_ss(DEPLOYMENT.to_string()).await;
+    assert_eq!(
+        first.stdout, "deployment.apps/web serverside-applied\n",
+        "{first:?}"
+    );
+    let again = apply_ss(DEPLOYMENT.to_string()).await;
+    assert_eq!(
+        again.stdout, "deployment.apps/web serverside-applied\n",
+        "{again:?}"
+    );
+
+    let diff = kubectl
+        .run_stdin(
+            &["diff", "-f", "-"],
+            &DEPLOYMENT.replace("replicas: 2", "replicas: 5"),
+        )
+        .await;
+    assert!(!diff.success, "kubectl diff exits 1 when there are differences");
+    assert!(
+        diff.stdout.contains("-  replicas: 2") && diff.stdout.contains("+  replicas: 5"),
+        "{diff:?}"
+    );
+    let unchanged = kubectl
+        .ok(&["get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"])
+        .await;
+    assert_eq!(unchanged, "2", "diff is a dry run");
+
+    assert!(kubectl.ok(&["get", "all"]).await.contains("deployment.apps/web"));
+    for n in ["a", "b"] {
+        kubectl
+            .apply(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n}, labels: {{group: x}}}}\n"
+            ))
+            .await;
+    }
+    let deleted = kubectl.ok(&["delete", "configmaps", "-l", "group=x"]).await;
+    assert_eq!(deleted, "configmap \"a\" deleted\nconfigmap \"b\" deleted\n");
+    pg.shutdown().await;
+}
