@@ -23,6 +23,8 @@ pub enum Operation {
 /// What an admission hook sees.
 #[derive(Debug, Clone, Copy)]
 pub struct Attributes<'a> {
+    /// The server state, e.g. to read the stored webhook configurations.
+    pub api: &'a crate::api::Api,
     /// Operation.
     pub operation: Operation,
     /// The resource.

@@ -149,6 +149,7 @@ impl Api {
             obj["status"] = crd_status(&obj, &meta::now());
         }
         let attrs = Attributes {
+            api: self,
             operation: Operation::Create,
             resource: def,
             subresource: None,
@@ -221,6 +222,7 @@ impl Api {
             UpdateMode::Finalize => Some("finalize"),
         };
         let attrs = Attributes {
+            api: self,
             operation: Operation::Update,
             resource: def,
             subresource: sub,

@@ -131,6 +131,7 @@ impl Api {
                 return Err(ApiError::conflict(&gr, name, &why));
             }
             let attrs = Attributes {
+                api: self,
                 operation: Operation::Delete,
                 resource: def,
                 subresource: None,

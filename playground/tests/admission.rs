@@ -20,6 +20,7 @@ impl AdmissionHook for Recorder {
         Box::pin(async move {
             let op = format!("{:?} {} {}", a.operation, a.resource.plural, a.name);
             self.seen.lock().unwrap().push(op);
+            assert!(a.api.store.revision() > 0, "hooks can read the store");
             if a.name == "denied" {
                 return Err(ApiError::forbidden(
                     &a.resource.group_resource(),
