@@ -177,7 +177,31 @@ pub async fn create_sub(
     p: &ApiPath,
     req: &Request,
 ) -> Result<Response, ApiError> {
-    let obj = body(req)?;
+    let mut obj = body(req)?;
+    let (api_version, kind) = match p.subresource.as_deref() {
+        Some("eviction") => ("policy/v1", "Eviction"),
+        _ => ("v1", "Binding"),
+    };
+    if obj["kind"].as_str().is_none_or(str::is_empty) {
+        obj["apiVersion"] = json!(api_version);
+        obj["kind"] = json!(kind);
+    }
+    if api.store.get(&key(def), ns(p), name(p)).is_none() {
+        return Err(ApiError::not_found(&def.group_resource(), name(p)));
+    }
+    // Webhooks registered for pods/eviction or pods/binding CREATE see the subresource object.
+    let attrs = crate::admission::Attributes {
+        api,
+        operation: crate::admission::Operation::Create,
+        resource: def,
+        subresource: p.subresource.as_deref(),
+        namespace: ns(p),
+        name: name(p),
+        object: None,
+        old_object: None,
+        dry_run: req.dry_run(),
+    };
+    let obj = api.admit(attrs, Some(obj)).await?.unwrap_or_default();
     match p.subresource.as_deref() {
         Some("eviction") => {
             let opts = DeleteOptions::parse(obj.get("deleteOptions"), &req.query);

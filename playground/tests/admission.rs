@@ -77,3 +77,38 @@ async fn hooks_mutate_and_deny_every_write() {
     );
     pg.shutdown().await;
 }
+
+struct DenyEvictions;
+
+impl AdmissionHook for DenyEvictions {
+    fn admit<'a>(&'a self, a: Attributes<'a>) -> BoxFuture<'a, Result<Option<Value>, ApiError>> {
+        Box::pin(async move {
+            if a.operation == Operation::Create && a.subresource == Some("eviction") {
+                assert_eq!(a.object.map(|o| o["kind"].clone()), Some(json!("Eviction")));
+                let why = "evictions are not allowed";
+                return Err(ApiError::forbidden(&a.resource.group_resource(), a.name, why));
+            }
+            Ok(None)
+        })
+    }
+}
+
+#[tokio::test]
+async fn eviction_is_a_create_of_the_subresource() {
+    let options = PlaygroundOptions {
+        admission: vec![Arc::new(DenyEvictions)],
+        ..PlaygroundOptions::default()
+    };
+    let pg = common::start_with(options).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::default_namespaced(pg.client().await.unwrap());
+    let pod = serde_json::from_value(
+        json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+    );
+    pods.create(&PostParams::default(), &pod.unwrap()).await.unwrap();
+    let err = pods.evict("p", &Default::default()).await.unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(s) if s.code == 403 && s.message.ends_with("evictions are not allowed"))
+    );
+    assert!(pods.get_opt("p").await.unwrap().is_some());
+    pg.shutdown().await;
+}
