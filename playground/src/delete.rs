@@ -106,6 +106,19 @@ impl Api {
         name: &str,
         opts: &DeleteOptions,
     ) -> Result<Deleted, ApiError> {
+        self.delete_admitted(def, ns, name, opts, true).await
+    }
+
+    /// Deletes one object; `admit: false` skips the DELETE admission, as the eviction
+    /// subresource's internal delete does (the eviction itself was admitted as a CREATE).
+    pub async fn delete_admitted(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        opts: &DeleteOptions,
+        admit: bool,
+    ) -> Result<Deleted, ApiError> {
         let gr = def.group_resource();
         for _ in 0..16 {
             let current = self
@@ -141,7 +154,9 @@ impl Api {
                 old_object: Some(&current),
                 dry_run: opts.dry_run,
             };
-            self.admit(attrs, None).await?;
+            if admit {
+                self.admit(attrs, None).await?;
+            }
             let next = deleting_state(def, &current, opts);
             let remove_now = !meta::is_deleting(&next) || ready_to_remove(def, &next);
             if opts.dry_run {

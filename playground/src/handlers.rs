@@ -205,7 +205,7 @@ pub async fn create_sub(
     match p.subresource.as_deref() {
         Some("eviction") => {
             let opts = DeleteOptions::parse(obj.get("deleteOptions"), &req.query);
-            api.delete(def, ns(p), name(p), &opts).await?;
+            api.delete_admitted(def, ns(p), name(p), &opts, false).await?;
             let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
             Ok(json_response(StatusCode::CREATED, &status))
         }

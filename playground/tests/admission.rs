@@ -83,7 +83,12 @@ struct DenyEvictions;
 impl AdmissionHook for DenyEvictions {
     fn admit<'a>(&'a self, a: Attributes<'a>) -> BoxFuture<'a, Result<Option<Value>, ApiError>> {
         Box::pin(async move {
-            if a.operation == Operation::Create && a.subresource == Some("eviction") {
+            assert_ne!(
+                a.operation,
+                Operation::Delete,
+                "an eviction's delete is not admitted again"
+            );
+            if a.operation == Operation::Create && a.subresource == Some("eviction") && a.dry_run {
                 assert_eq!(a.object.map(|o| o["kind"].clone()), Some(json!("Eviction")));
                 let why = "evictions are not allowed";
                 return Err(ApiError::forbidden(&a.resource.group_resource(), a.name, why));
@@ -105,10 +110,22 @@ async fn eviction_is_a_create_of_the_subresource() {
         json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}),
     );
     pods.create(&PostParams::default(), &pod.unwrap()).await.unwrap();
-    let err = pods.evict("p", &Default::default()).await.unwrap_err();
+    let dry = kube::api::EvictParams {
+        post_options: PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        },
+        ..Default::default()
+    };
+    let err = pods.evict("p", &dry).await.unwrap_err();
     assert!(
         matches!(err, kube::Error::Api(s) if s.code == 403 && s.message.ends_with("evictions are not allowed"))
     );
     assert!(pods.get_opt("p").await.unwrap().is_some());
+    pods.evict("p", &Default::default()).await.unwrap();
+    assert!(
+        pods.get_opt("p").await.unwrap().is_none(),
+        "an unscheduled pod goes at once"
+    );
     pg.shutdown().await;
 }
