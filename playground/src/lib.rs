@@ -1,0 +1,185 @@
+//! kruise-playground: an in-process simulated Kubernetes API server for end-to-end tests of
+//! kruise-rs with kube-rs clients and the real `kubectl`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let pg = kruise_playground::Playground::start(Default::default()).await?;
+//! let client = pg.client().await?;
+//! let kubeconfig = pg.write_kubeconfig(std::path::Path::new("/tmp/kubeconfig"))?;
+//! # let _ = (client, kubeconfig);
+//! pg.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! See `README.md` for what is supported and every simplification.
+
+#![warn(missing_docs)]
+
+pub mod admission;
+pub mod api;
+pub mod apply;
+pub mod defaults;
+pub mod delete;
+pub mod discovery;
+pub mod error;
+pub mod gc;
+pub mod handlers;
+pub mod kinds;
+pub mod kubeconfig;
+pub mod meta;
+pub mod openapi;
+pub mod patch;
+pub mod printers;
+pub mod protobuf;
+pub mod registry;
+pub mod resources;
+pub mod routes;
+pub mod scale;
+pub mod selectors;
+pub mod store;
+pub mod strategic;
+pub mod table;
+pub mod tls;
+pub mod validate;
+pub mod watch;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use admission::{AdmissionHook, Attributes, Operation};
+pub use api::Api;
+pub use error::{ApiError, ClientError, StartError};
+
+/// How to start a playground.
+#[derive(Clone)]
+pub struct PlaygroundOptions {
+    /// Listen address; port 0 picks a free port.
+    pub addr: SocketAddr,
+    /// Watch events retained per resource (older resourceVersions answer 410 Expired).
+    pub history_limit: usize,
+    /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK.
+    pub bookmark_interval: Duration,
+    /// How long the simulated kubelet takes to stop a gracefully deleted pod (capped by its grace period).
+    pub pod_termination_delay: Duration,
+    /// Admission hooks run on every write.
+    pub admission: Vec<Arc<dyn AdmissionHook>>,
+}
+
+impl Default for PlaygroundOptions {
+    fn default() -> Self {
+        PlaygroundOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            history_limit: 1000,
+            bookmark_interval: Duration::from_secs(60),
+            pod_termination_delay: Duration::ZERO,
+            admission: vec![],
+        }
+    }
+}
+
+impl std::fmt::Debug for PlaygroundOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PlaygroundOptions")
+            .field("addr", &self.addr)
+            .field("history_limit", &self.history_limit)
+            .field("bookmark_interval", &self.bookmark_interval)
+            .field("pod_termination_delay", &self.pod_termination_delay)
+            .field("admission", &self.admission.len())
+            .finish()
+    }
+}
+
+/// A running playground.
+#[derive(Debug)]
+pub struct Playground {
+    addr: SocketAddr,
+    ca_pem: String,
+    api: Arc<Api>,
+    handle: axum_server::Handle<SocketAddr>,
+    server: tokio::task::JoinHandle<()>,
+    controllers: tokio::task::JoinHandle<()>,
+}
+
+impl Playground {
+    /// Starts the API server (HTTPS, self-signed serving certificate for `localhost` and
+    /// `127.0.0.1`) and its background controllers.
+    pub async fn start(options: PlaygroundOptions) -> Result<Playground, StartError> {
+        let (ca_pem, rustls) = tls::self_signed()?;
+        let mut api = Api::new(options.history_limit, options.admission.clone());
+        api.bookmark_interval = options.bookmark_interval;
+        let api = Arc::new(api);
+        let handle = axum_server::Handle::new();
+        let config = axum_server::tls_rustls::RustlsConfig::from_config(rustls);
+        let server = axum_server::bind_rustls(options.addr, config).handle(handle.clone());
+        let app = routes::router(api.clone());
+        let server = tokio::spawn(async move {
+            if let Err(e) = server.serve(app.into_make_service()).await {
+                tracing::error!(error = %e, "playground server failed");
+            }
+        });
+        let addr = handle.listening().await.ok_or(StartError::NotListening)?;
+        let controllers = tokio::spawn(gc::run(api.clone(), options.pod_termination_delay));
+        Ok(Playground {
+            addr,
+            ca_pem,
+            api,
+            handle,
+            server,
+            controllers,
+        })
+    }
+
+    /// The listening address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `https://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("https://127.0.0.1:{}", self.addr.port())
+    }
+
+    /// The CA certificate (PEM) clients must trust.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// The server state (store, registry), for in-process controllers and assertions.
+    pub fn api(&self) -> &Arc<Api> {
+        &self.api
+    }
+
+    /// A kubeconfig (YAML) for this playground: trusted CA, a bearer token, namespace `default`.
+    pub fn kubeconfig(&self) -> String {
+        kubeconfig::render(&self.url(), &self.ca_pem)
+    }
+
+    /// Writes [`Self::kubeconfig`] to `path`; returns the path.
+    pub fn write_kubeconfig(&self, path: &std::path::Path) -> Result<std::path::PathBuf, ClientError> {
+        std::fs::write(path, self.kubeconfig())?;
+        Ok(path.to_path_buf())
+    }
+
+    /// A kube client for this playground.
+    pub async fn client(&self) -> Result<kube::Client, ClientError> {
+        let config = kubeconfig::config(&self.kubeconfig()).await?;
+        Ok(kube::Client::try_from(config)?)
+    }
+
+    /// Stops serving and the controllers; open watches are cut.
+    pub async fn shutdown(mut self) {
+        self.controllers.abort();
+        self.handle.shutdown();
+        let _ = (&mut self.server).await;
+    }
+}
+
+impl Drop for Playground {
+    /// A playground dropped without [`Playground::shutdown`] stops too.
+    fn drop(&mut self) {
+        self.controllers.abort();
+        self.handle.shutdown();
+        self.server.abort();
+    }
+}

@@ -1,0 +1,185 @@
+//! Table columns of built-in kinds, after kube-apiserver's printers
+//! (`pkg/printers/internalversion`): the priority-0 columns of the common kinds. Kinds not listed
+//! print NAME and AGE.
+
+use serde_json::{Value, json};
+
+/// One column: header, priority, cell.
+pub type Column = (&'static str, i64, fn(&Value) -> Value);
+
+fn int(v: &Value) -> i64 {
+    v.as_i64().unwrap_or(0)
+}
+
+fn count(v: &Value) -> Value {
+    json!(v.as_object().map_or(0, |m| m.len()) + v.as_array().map_or(0, Vec::len))
+}
+
+fn text_or(v: &Value, none: &str) -> Value {
+    json!(v.as_str().filter(|s| !s.is_empty()).unwrap_or(none))
+}
+
+fn containers(o: &Value, field: &str) -> Value {
+    let list: Vec<&str> = o["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c[field].as_str())
+        .collect();
+    json!(list.join(","))
+}
+
+fn selector(o: &Value) -> Value {
+    let pairs: Vec<String> = o["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!(if pairs.is_empty() {
+        "<none>".to_string()
+    } else {
+        pairs.join(",")
+    })
+}
+
+fn service_ports(o: &Value) -> Value {
+    let ports: Vec<String> = o["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let proto = p["protocol"].as_str().unwrap_or("TCP");
+            match p["nodePort"].as_i64() {
+                Some(n) => format!("{}:{n}/{proto}", int(&p["port"])),
+                None => format!("{}/{proto}", int(&p["port"])),
+            }
+        })
+        .collect();
+    json!(if ports.is_empty() {
+        "<none>".to_string()
+    } else {
+        ports.join(",")
+    })
+}
+
+fn node_status(o: &Value) -> Value {
+    let ready = o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == "Ready")
+        .map(|c| c["status"] == "True");
+    let mut s = match ready {
+        Some(true) => "Ready".to_string(),
+        _ => "NotReady".to_string(),
+    };
+    if o["spec"]["unschedulable"] == true {
+        s.push_str(",SchedulingDisabled");
+    }
+    json!(s)
+}
+
+/// The columns (between NAME and AGE, plus wide ones after AGE) of a built-in kind; `None` for
+/// kinds printed as NAME and AGE.
+pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> {
+    let (before, wide): (Vec<Column>, Vec<Column>) = match (group, plural) {
+        ("", "namespaces") => (
+            vec![("Status", 0, |o| text_or(&o["status"]["phase"], ""))],
+            vec![],
+        ),
+        ("", "configmaps") => (
+            vec![("Data", 0, |o| {
+                json!(int(&count(&o["data"])) + int(&count(&o["binaryData"])))
+            })],
+            vec![],
+        ),
+        ("", "secrets") => (
+            vec![
+                ("Type", 0, |o| text_or(&o["type"], "")),
+                ("Data", 0, |o| count(&o["data"])),
+            ],
+            vec![],
+        ),
+        ("", "serviceaccounts") => (vec![("Secrets", 0, |o| count(&o["secrets"]))], vec![]),
+        ("", "services") => (
+            vec![
+                ("Type", 0, |o| text_or(&o["spec"]["type"], "ClusterIP")),
+                ("Cluster-IP", 0, |o| text_or(&o["spec"]["clusterIP"], "<none>")),
+                ("External-IP", 0, |_| json!("<none>")),
+                ("Port(s)", 0, service_ports),
+            ],
+            vec![("Selector", 1, |o| {
+                let m = o["spec"]["selector"].as_object().cloned().unwrap_or_default();
+                let pairs: Vec<String> = m
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect();
+                json!(if pairs.is_empty() {
+                    "<none>".to_string()
+                } else {
+                    pairs.join(",")
+                })
+            })],
+        ),
+        ("", "nodes") => (
+            vec![("Status", 0, node_status), ("Roles", 0, |_| json!("<none>"))],
+            vec![("Version", 0, |o| {
+                text_or(&o["status"]["nodeInfo"]["kubeletVersion"], "")
+            })],
+        ),
+        ("apps", "deployments") => (
+            vec![
+                ("Ready", 0, |o| {
+                    json!(format!(
+                        "{}/{}",
+                        int(&o["status"]["readyReplicas"]),
+                        int(&o["spec"]["replicas"])
+                    ))
+                }),
+                ("Up-to-date", 0, |o| json!(int(&o["status"]["updatedReplicas"]))),
+                ("Available", 0, |o| json!(int(&o["status"]["availableReplicas"]))),
+            ],
+            vec![
+                ("Containers", 1, |o| containers(o, "name")),
+                ("Images", 1, |o| containers(o, "image")),
+                ("Selector", 1, selector),
+            ],
+        ),
+        ("apps", "replicasets") => (
+            vec![
+                ("Desired", 0, |o| json!(int(&o["spec"]["replicas"]))),
+                ("Current", 0, |o| json!(int(&o["status"]["replicas"]))),
+                ("Ready", 0, |o| json!(int(&o["status"]["readyReplicas"]))),
+            ],
+            vec![
+                ("Containers", 1, |o| containers(o, "name")),
+                ("Images", 1, |o| containers(o, "image")),
+                ("Selector", 1, selector),
+            ],
+        ),
+        ("apps", "statefulsets") => (
+            vec![("Ready", 0, |o| {
+                json!(format!(
+                    "{}/{}",
+                    int(&o["status"]["readyReplicas"]),
+                    int(&o["spec"]["replicas"])
+                ))
+            })],
+            vec![
+                ("Containers", 1, |o| containers(o, "name")),
+                ("Images", 1, |o| containers(o, "image")),
+            ],
+        ),
+        ("apps", "controllerrevisions") => (vec![("Revision", 0, |o| json!(int(&o["revision"])))], vec![]),
+        ("coordination.k8s.io", "leases") => (
+            vec![("Holder", 0, |o| text_or(&o["spec"]["holderIdentity"], ""))],
+            vec![],
+        ),
+        ("admissionregistration.k8s.io", _) => (vec![("Webhooks", 0, |o| count(&o["webhooks"]))], vec![]),
+        _ => return None,
+    };
+    Some((before, wide))
+}
