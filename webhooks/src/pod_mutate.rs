@@ -99,7 +99,7 @@ fn run<V: ClusterView>(
     let mut decision = Decision::allow();
     let mut undo = Vec::new();
     let outcome = run_steps(request, view, settings, pod, &mut decision, &mut undo);
-    crate::patch::undo_all(pod, &decision.patch, undo);
+    crate::patch::undo_all(pod, &mut decision.patch, undo);
     match outcome {
         Ok(()) => decision,
         Err(ended) => *ended,
@@ -136,7 +136,7 @@ fn run_steps<V: ClusterView>(
         decision.writes.extend(output.writes);
         // The last step's operations need not be applied: nothing reads the pod after it.
         if index != last
-            && let Err(e) = crate::patch::apply_with_undo(pod, &decision.patch[first..], first, undo)
+            && let Err(e) = crate::patch::apply_with_undo(pod, &mut decision.patch[first..], first, undo)
         {
             let message = format!("kruise-rs built a patch that does not apply: {e}");
             return Err(Box::new(Decision::deny(500, "InternalError", message)));

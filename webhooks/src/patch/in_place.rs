@@ -66,18 +66,21 @@ pub enum Undo {
         replaced: bool,
     },
     /// Put back the whole document.
-    Root { previous: Value },
+    Root { op: usize, previous: Value },
 }
 
 /// Applies `ops` like [`apply_in_place`] and records in `undo` how to take each one back; `first` is the
 /// position of `ops[0]` in the list [`undo_all`] will be given. `add`, `remove` and `replace` only.
+///
+/// The values are moved from the operations into `doc`, not copied: until [`undo_all`] moves them back,
+/// the applied operations hold `null`; the operation that fails, if any, loses its value.
 pub fn apply_with_undo(
     doc: &mut Value,
-    ops: &[PatchOperation],
+    ops: &mut [PatchOperation],
     first: usize,
     undo: &mut Vec<Undo>,
 ) -> Result<(), InPlaceError> {
-    for (index, op) in ops.iter().enumerate() {
+    for (index, op) in ops.iter_mut().enumerate() {
         let at = first + index;
         let error = |path: &Pointer, reason| InPlaceError {
             index,
@@ -85,8 +88,8 @@ pub fn apply_with_undo(
             reason,
         };
         let record = match op {
-            PatchOperation::Add(op) => add_undoable(doc, &op.path, op.value.clone(), at),
-            PatchOperation::Replace(op) => replace_undoable(doc, &op.path, op.value.clone(), at),
+            PatchOperation::Add(op) => add_undoable(doc, &op.path, std::mem::take(&mut op.value), at),
+            PatchOperation::Replace(op) => replace_undoable(doc, &op.path, std::mem::take(&mut op.value), at),
             PatchOperation::Remove(op) => remove_undoable(doc, &op.path, at),
             other => return Err(error(other.path(), "not undoable")),
         }
@@ -97,31 +100,33 @@ pub fn apply_with_undo(
 }
 
 /// Takes back, newest first, everything `undo` recorded for `ops` (the list the `first` positions of
-/// [`apply_with_undo`] refer to), leaving `doc` as it was.
-pub fn undo_all(doc: &mut Value, ops: &[PatchOperation], undo: Vec<Undo>) {
+/// [`apply_with_undo`] refer to), leaving `doc` as it was and the values back in their operations.
+pub fn undo_all(doc: &mut Value, ops: &mut [PatchOperation], undo: Vec<Undo>) {
     for record in undo.into_iter().rev() {
-        let parent_and_last = |op: usize| split(ops[op].path());
         match record {
-            Undo::Root { previous } => *doc = previous,
+            Undo::Root { op, previous } => give_back(&mut ops[op], std::mem::replace(doc, previous)),
             Undo::Entry { op, previous } => {
-                let Some((parent, last)) = parent_and_last(op) else {
+                let Some((parent, last)) = split(ops[op].path()) else {
                     continue;
                 };
                 if let Some(Value::Object(map)) = lookup(doc, parent) {
-                    match previous {
+                    let taken = match previous {
                         Some(value) => map.insert(last, value),
                         None => map.remove(&last),
                     };
+                    if let Some(taken) = taken {
+                        give_back(&mut ops[op], taken);
+                    }
                 }
             }
             Undo::ArrayRemove { op, index } => {
-                let Some((parent, _)) = parent_and_last(op) else {
+                let Some((parent, _)) = split(ops[op].path()) else {
                     continue;
                 };
                 if let Some(Value::Array(items)) = lookup(doc, parent)
                     && index < items.len()
                 {
-                    items.remove(index);
+                    give_back(&mut ops[op], items.remove(index));
                 }
             }
             Undo::ArrayRestore {
@@ -130,12 +135,13 @@ pub fn undo_all(doc: &mut Value, ops: &[PatchOperation], undo: Vec<Undo>) {
                 previous,
                 replaced,
             } => {
-                let Some((parent, _)) = parent_and_last(op) else {
+                let Some((parent, _)) = split(ops[op].path()) else {
                     continue;
                 };
                 if let Some(Value::Array(items)) = lookup(doc, parent) {
                     if replaced && index < items.len() {
-                        items[index] = previous;
+                        let taken = std::mem::replace(&mut items[index], previous);
+                        give_back(&mut ops[op], taken);
                     } else if !replaced && index <= items.len() {
                         items.insert(index, previous);
                     }
@@ -145,9 +151,19 @@ pub fn undo_all(doc: &mut Value, ops: &[PatchOperation], undo: Vec<Undo>) {
     }
 }
 
+/// Puts a value moved into the document back into the `add` or `replace` it came from.
+fn give_back(op: &mut PatchOperation, value: Value) {
+    match op {
+        PatchOperation::Add(op) => op.value = value,
+        PatchOperation::Replace(op) => op.value = value,
+        _ => {}
+    }
+}
+
 fn add_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Result<Undo, &'static str> {
     let Some((parent, last)) = split(path) else {
         return Ok(Undo::Root {
+            op,
             previous: std::mem::replace(doc, value),
         });
     };
@@ -172,6 +188,7 @@ fn add_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Res
 fn replace_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Result<Undo, &'static str> {
     let Some((parent, last)) = split(path) else {
         return Ok(Undo::Root {
+            op,
             previous: std::mem::replace(doc, value),
         });
     };
@@ -318,21 +335,28 @@ mod tests {
                    {"op": "add", "path": "/root2", "value": 1}]),
         ];
         for case in cases {
-            let ops = ops(case.clone());
+            let original_ops = ops(case.clone());
+            let mut ops = original_ops.clone();
             let mut ours = doc.clone();
             let mut undo = Vec::new();
-            let result = apply_with_undo(&mut ours, &ops, 0, &mut undo);
+            let result = apply_with_undo(&mut ours, &mut ops, 0, &mut undo);
             let mut theirs = doc.clone();
             assert_eq!(
                 result.is_ok(),
-                json_patch::patch(&mut theirs, &ops).is_ok(),
+                json_patch::patch(&mut theirs, &original_ops).is_ok(),
                 "{case}"
             );
             if result.is_ok() {
                 assert_eq!(ours, theirs, "{case}");
             }
-            undo_all(&mut ours, &ops, undo);
+            undo_all(&mut ours, &mut ops, undo);
             assert_eq!(ours, doc, "{case}");
+            if result.is_ok() {
+                assert_eq!(
+                    ops, original_ops,
+                    "{case}: the values are back in their operations"
+                );
+            }
         }
     }
 
