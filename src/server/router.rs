@@ -13,7 +13,6 @@ use axum::{
 };
 use kruise_webhooks::Webhook;
 use serde_json::json;
-use tracing::{Instrument, field::Empty};
 
 use super::{
     App,
@@ -117,70 +116,62 @@ async fn review(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let span = tracing::info_span!(
-        "review",
-        webhook = webhook.name(),
-        uid = Empty,
-        kind = Empty,
-        namespace = Empty,
-        name = Empty,
-        operation = Empty,
-        allowed = Empty,
-        patched = Empty,
-    );
-    async move {
-        let body = match read_body(&app, webhook.path(), &headers, body) {
-            Ok(body) => body,
-            Err(response) => return *response,
-        };
-        let answer = match app.admission.answer(webhook, &body).await {
-            Ok(answer) => answer,
-            Err(e) => {
-                let labels = RejectLabels {
-                    path: webhook.path().into(),
-                    code: 400,
-                };
-                app.metrics.rejected.get_or_create(&labels).inc();
-                tracing::info!(error = %e, "bad review");
-                return error(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string());
-            }
-        };
-        let req = &answer.request;
-        let response = &answer.review.response;
-        let patched = response.patch.is_some();
-        let span = tracing::Span::current();
-        span.record("uid", req.uid.as_str());
-        span.record("kind", req.kind.kind.as_str());
-        span.record("namespace", req.namespace.as_str());
-        span.record("name", req.name.as_str());
-        span.record("operation", req.operation.as_str());
-        span.record("allowed", response.allowed);
-        span.record("patched", patched);
-        let outcome = match (response.allowed, patched) {
-            (false, _) => Outcome::Denied,
-            (true, true) => Outcome::Patched,
-            (true, false) => Outcome::Allowed,
-        };
-        let labels = ReviewLabels {
-            webhook: webhook.name().into(),
-            operation: req.operation.as_str().into(),
-            outcome,
-        };
-        app.metrics.reviews.get_or_create(&labels).inc();
-        app.metrics
-            .duration
-            .get_or_create(&WebhookLabels {
-                webhook: webhook.name().into(),
-            })
-            .observe(answer.elapsed.as_secs_f64());
-        match &response.status {
-            Some(status) => tracing::info!(code = status.code, reason = %status.reason, "denied"),
-            None => tracing::debug!("allowed"),
+    // No per-review span: its field bookkeeping ran on every review though few reviews log anything.
+    // The log lines carry the fields themselves.
+    let body = match read_body(&app, webhook.path(), &headers, body) {
+        Ok(body) => body,
+        Err(response) => return *response,
+    };
+    let answer = match app.admission.answer(webhook, &body).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            let labels = RejectLabels {
+                path: webhook.path().into(),
+                code: 400,
+            };
+            app.metrics.rejected.get_or_create(&labels).inc();
+            tracing::info!(webhook = webhook.name(), error = %e, "bad review");
+            return error(StatusCode::BAD_REQUEST, "BadRequest", &e.to_string());
         }
-        Json(answer.review).into_response()
+    };
+    let req = &answer.request;
+    let response = &answer.review.response;
+    let patched = response.patch.is_some();
+    let outcome = match (response.allowed, patched) {
+        (false, _) => Outcome::Denied,
+        (true, true) => Outcome::Patched,
+        (true, false) => Outcome::Allowed,
+    };
+    let labels = ReviewLabels {
+        webhook: webhook.name().into(),
+        operation: req.operation.as_str().into(),
+        outcome,
+    };
+    app.metrics.reviews.get_or_create(&labels).inc();
+    app.metrics
+        .duration
+        .get_or_create(&WebhookLabels {
+            webhook: webhook.name().into(),
+        })
+        .observe(answer.elapsed.as_secs_f64());
+    macro_rules! review_event {
+        ($level:ident, $($rest:tt)*) => {
+            tracing::$level!(
+                webhook = webhook.name(),
+                uid = req.uid.as_str(),
+                kind = req.kind.kind.as_str(),
+                namespace = req.namespace.as_str(),
+                name = req.name.as_str(),
+                operation = req.operation.as_str(),
+                $($rest)*
+            )
+        };
     }
-    .instrument(span)
-    .await
+    match &response.status {
+        Some(status) => review_event!(info, code = status.code, reason = %status.reason, "denied"),
+        None => review_event!(debug, patched, "allowed"),
+    }
+    Json(answer.review).into_response()
 }
 
 async fn convert(
