@@ -3,7 +3,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -22,6 +22,7 @@ use kruise_api::{
 use kruise_webhooks::{ClusterView, pod_mutate::sidecarset::SidecarSetIndex};
 use kube::{
     Api, Client, Resource,
+    api::{ApiResource, DynamicObject, GroupVersionKind, ListParams},
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
@@ -47,6 +48,8 @@ pub struct ClusterCache {
     replica_sets: Store<ReplicaSet>,
     stateful_sets: Store<StatefulSet>,
     jobs: Store<Job>,
+    /// Advanced StatefulSets (`apps.kruise.io/v1beta1`), once the API server is found to serve them.
+    advanced_stateful_sets: Arc<OnceLock<Store<DynamicObject>>>,
     /// `kruise-configuration` in our namespace (OpenKruise's whitelists read by the CRD webhooks).
     configuration: Store<ConfigMap>,
     namespace: String,
@@ -135,6 +138,56 @@ where
     reader
 }
 
+/// OpenKruise's Advanced StatefulSet, `apps.kruise.io/v1beta1` `statefulsets`.
+fn advanced_stateful_set() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "StatefulSet"),
+        "statefulsets",
+    )
+}
+
+/// Watches `resource` if the API server serves it: probes with a one-item list (retrying transient
+/// errors with backoff); a 404 means the CRD is not installed, which is logged once and left alone.
+fn reflect_if_served(client: Client, resource: ApiResource) -> Arc<OnceLock<Store<DynamicObject>>> {
+    let slot = Arc::new(OnceLock::new());
+    let filled = slot.clone();
+    tokio::spawn(async move {
+        let api: Api<DynamicObject> = Api::all_with(client, &resource);
+        let mut delay = std::time::Duration::from_millis(500);
+        loop {
+            match api.list_metadata(&ListParams::default().limit(1)).await {
+                Ok(_) => break,
+                Err(kube::Error::Api(e)) if e.code == 404 => {
+                    tracing::info!(
+                        resource = %resource.plural, group = %resource.group,
+                        "not served by the API server; WorkloadSpreads over it are not matched"
+                    );
+                    return;
+                }
+                Err(e) => {
+                    tracing::warn!(resource = %resource.plural, error = %e, "probe failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(std::time::Duration::from_secs(30));
+                }
+            }
+        }
+        let writer = reflector::store::Writer::new(resource.clone());
+        let _ = filled.set(writer.as_reader());
+        let stream = watcher(api, watcher::Config::default().any_semantic())
+            .default_backoff()
+            .modify(|o: &mut DynamicObject| o.metadata.managed_fields = None)
+            .reflect(writer)
+            .applied_objects();
+        let mut stream = std::pin::pin!(stream);
+        while let Some(event) = stream.next().await {
+            if let Err(e) = event {
+                tracing::warn!(resource = %resource.plural, error = %e, "watch error; retrying with backoff");
+            }
+        }
+    });
+    slot
+}
+
 impl ClusterCache {
     /// Starts every watch; `namespace` is kruise-rs's own (SidecarSet revisions, configuration).
     pub fn start(client: &Client, namespace: &str) -> Self {
@@ -161,6 +214,7 @@ impl ClusterCache {
             replica_sets: reflect(Api::all(client.clone())),
             stateful_sets: reflect(Api::all(client.clone())),
             jobs: reflect(Api::all(client.clone())),
+            advanced_stateful_sets: reflect_if_served(client.clone(), advanced_stateful_set()),
             fresh: Arc::default(),
             client: client.clone(),
         }
@@ -314,7 +368,15 @@ impl ClusterView for ClusterCache {
                 let map = self.configuration.get(&ObjectRef::new(name).within(namespace))?;
                 serde_json::to_value(&*map).ok().map(Arc::new)
             }
-            // Other kinds without a typed cache (Advanced StatefulSet, …) are not watched.
+            ("apps.kruise.io", "StatefulSet") => {
+                let resource = advanced_stateful_set();
+                let set = self
+                    .advanced_stateful_sets
+                    .get()?
+                    .get(&ObjectRef::new_with(name, resource).within(namespace))?;
+                serde_json::to_value(&*set).ok().map(Arc::new)
+            }
+            // Other kinds without a cache are not watched.
             _ => None,
         }
     }

@@ -1,0 +1,48 @@
+//! In a cluster, Advanced StatefulSets (`apps.kruise.io/v1beta1` `statefulsets`, the targets of some
+//! WorkloadSpreads) are watched once the API server is found to serve them, and the webhooks' view
+//! answers for them like for the built-in workloads.
+
+#[path = "support/fake_api.rs"]
+mod fake_api;
+
+use std::time::Duration;
+
+use fake_api::FakeApi;
+use kruise_rs::cluster::ClusterCache;
+use kruise_webhooks::ClusterView;
+use serde_json::json;
+
+const SET: &str = "/apis/apps.kruise.io/v1beta1/namespaces/shop/statefulsets/web";
+
+fn advanced_stateful_set(replicas: i64) -> serde_json::Value {
+    json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+        "metadata": {"name": "web", "namespace": "shop", "uid": "asts-1"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
+}
+
+async fn replicas_seen(cache: &ClusterCache) -> Option<i64> {
+    cache
+        .object("apps.kruise.io", "StatefulSet", "shop", "web")
+        .and_then(|set| set.pointer("/spec/replicas").and_then(serde_json::Value::as_i64))
+}
+
+async fn eventually(cache: &ClusterCache, want: i64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while replicas_seen(cache).await != Some(want) {
+        assert!(tokio::time::Instant::now() < deadline, "the cache never showed replicas {want}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn advanced_stateful_sets_are_watched_and_answered() {
+    let api = FakeApi::default();
+    api.put(SET, advanced_stateful_set(3));
+    let cache = ClusterCache::start(&api.client(), "kruise-system");
+    eventually(&cache, 3).await;
+    api.put(SET, advanced_stateful_set(5));
+    eventually(&cache, 5).await;
+    assert!(cache.object("apps.kruise.io", "StatefulSet", "shop", "other").is_none());
+}
