@@ -1,5 +1,6 @@
 //! `kruise serve`: the webhooks over HTTPS, metrics and probes over plain HTTP, graceful shutdown.
 
+pub mod events;
 pub mod health;
 pub mod metrics;
 pub mod router;
@@ -34,6 +35,8 @@ pub struct App {
     pub admission: Admission,
     pub metrics: Arc<Metrics>,
     pub readiness: Arc<Readiness>,
+    /// Where decisions' events go.
+    pub events: events::EventSink,
 }
 
 /// A started server.
@@ -107,10 +110,15 @@ pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
     let rustls = first_certificate(&certs, standalone).await?;
     tokio::spawn(certs.clone().run());
 
+    let events = match &admission.state {
+        StateSource::Cluster(cache) => events::EventSink::cluster(cache.client().clone(), instance_name()),
+        StateSource::Memory(_) => events::EventSink::Log,
+    };
     let app = Arc::new(App {
         admission,
         metrics,
         readiness,
+        events,
     });
     let metrics_listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
@@ -166,6 +174,13 @@ async fn first_certificate(
         .context("no certificate after a successful sync")
 }
 
+/// This replica's name: `POD_NAME`, else `HOSTNAME`, else `kruise-<pid>`.
+fn instance_name() -> String {
+    std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| format!("kruise-{}", std::process::id()))
+}
+
 /// Cluster mode: caches, the certificate Secret, leader election.
 async fn cluster_state(
     args: &ServeArgs,
@@ -175,9 +190,7 @@ async fn cluster_state(
         .await
         .context("no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone")?;
     let cache = ClusterCache::start(&client, &args.namespace);
-    let identity = std::env::var("POD_NAME")
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| format!("kruise-{}", std::process::id()));
+    let identity = instance_name();
     let leading = LeaderElector::new(client.clone(), &args.namespace, "kruise-rs-leader", &identity).spawn();
     let synced = cache.clone();
     let ready = readiness.clone();

@@ -45,6 +45,15 @@ pub struct CertLabels {
     pub certificate: String,
 }
 
+/// Labels of `pod_unavailable_budget`, as OpenKruise's: the refused pod's controller and the user.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BudgetLabels {
+    /// `<Kind>_<namespace>_<name>` of the pod's controller (`unknown_<namespace>_<pod>` without one).
+    pub kind_namespace_name: String,
+    /// The requesting user.
+    pub username: String,
+}
+
 /// Every metric kruise-rs exports.
 pub struct Metrics {
     registry: Registry,
@@ -60,6 +69,9 @@ pub struct Metrics {
     pub cert_reloads: Counter,
     /// Failed certificate syncs.
     pub cert_errors: Counter,
+    /// Pod deletions, evictions and updates a PodUnavailableBudget refused (OpenKruise's
+    /// `pod_unavailable_budget`, here with the `kruise_` prefix).
+    pub pod_unavailable_budget: Family<BudgetLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -108,6 +120,12 @@ impl Metrics {
             "Failed certificate syncs",
             cert_errors.clone(),
         );
+        let pod_unavailable_budget = Family::<BudgetLabels, Counter>::default();
+        registry.register(
+            "pod_unavailable_budget",
+            "Pod deletions, evictions and updates refused by a PodUnavailableBudget",
+            pod_unavailable_budget.clone(),
+        );
         Metrics {
             registry,
             reviews,
@@ -116,6 +134,7 @@ impl Metrics {
             cert_expiry,
             cert_reloads,
             cert_errors,
+            pod_unavailable_budget,
         }
     }
 

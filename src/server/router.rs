@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::{
     App,
-    metrics::{Outcome, RejectLabels, ReviewLabels, WebhookLabels},
+    metrics::{BudgetLabels, Outcome, RejectLabels, ReviewLabels, WebhookLabels},
 };
 
 /// Largest request body accepted: kube-apiserver can send ~7 MiB reviews (object + oldObject).
@@ -148,6 +148,19 @@ async fn review(
         outcome,
     };
     app.metrics.reviews.get_or_create(&labels).inc();
+    if let Some(refusal) = &answer.decision.budget_refusal {
+        let labels = BudgetLabels {
+            kind_namespace_name: refusal.kind_namespace_name.clone(),
+            username: req
+                .user_info
+                .get("username")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        };
+        app.metrics.pod_unavailable_budget.get_or_create(&labels).inc();
+    }
+    app.events.record(&answer.decision.events);
     app.metrics
         .duration
         .get_or_create(&WebhookLabels {

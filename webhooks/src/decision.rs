@@ -58,6 +58,34 @@ pub struct StatusWrite {
     pub status: Value,
 }
 
+/// The object an [`AdmissionEvent`] is about.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Regarding {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: Option<String>,
+}
+
+/// A Kubernetes Event a decision asks the server to record (OpenKruise's webhooks record some, e.g.
+/// `PubPreventPodDeletion`). Recording never delays or changes the answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdmissionEvent {
+    pub regarding: Regarding,
+    /// `Normal` or `Warning`.
+    pub warning: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// A request a PodUnavailableBudget refused, for the `pod_unavailable_budget` metric: the pod's
+/// controller as `<Kind>_<namespace>_<name>` (`unknown_<namespace>_<pod>` without one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetRefusal {
+    pub kind_namespace_name: String,
+}
+
 /// A webhook's answer to one request.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Decision {
@@ -66,6 +94,10 @@ pub struct Decision {
     pub patch: Vec<PatchOperation>,
     pub warnings: Vec<String>,
     pub writes: Vec<StatusWrite>,
+    /// Events to record, after answering.
+    pub events: Vec<AdmissionEvent>,
+    /// Set when a PodUnavailableBudget refused the request.
+    pub budget_refusal: Option<BudgetRefusal>,
 }
 
 impl Decision {

@@ -18,7 +18,7 @@ pub mod selector;
 pub mod table;
 pub mod view;
 
-pub use decision::{Decision, Denial, StatusWrite, WriteTarget};
+pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
 pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
 pub use table::{Settings, Webhook};
 pub use view::{ClusterView, MemoryView};

@@ -37,6 +37,7 @@ use serde_json::Value;
 
 use crate::{
     Decision, StatusWrite,
+    decision::{AdmissionEvent, BudgetRefusal, Regarding},
     review::{AdmissionRequest, Operation},
     table::Settings,
     view::ClusterView,
@@ -232,9 +233,63 @@ fn protect(
             decision.writes.extend(write);
             Ok(decision)
         }
-        Outcome::Denied { message, .. } if operation == PodOperation::Evict => {
-            Ok(Decision::deny(429, "TooManyRequests", message))
+        Outcome::Denied { message, .. } => {
+            let mut denied = if operation == PodOperation::Evict {
+                Decision::deny(429, "TooManyRequests", message)
+            } else {
+                Decision::forbid(message)
+            };
+            denied.events.push(budget_event(pod, &request.namespace));
+            denied.budget_refusal = Some(budget_refusal(pod, &request.namespace));
+            Ok(denied)
         }
-        Outcome::Denied { message, .. } => Ok(Decision::forbid(message)),
     }
+}
+
+/// OpenKruise's Warning event on a pod a PodUnavailableBudget protected.
+fn budget_event(pod: &PodRecord, namespace: &str) -> AdmissionEvent {
+    AdmissionEvent {
+        regarding: Regarding {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            namespace: pod
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| namespace.to_string()),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            uid: pod.metadata.uid.clone(),
+        },
+        warning: true,
+        reason: "PubPreventPodDeletion",
+        message: "openkruise pub prevents pod deletion".into(),
+    }
+}
+
+/// The `pod_unavailable_budget` metric's label: the pod's controller, as OpenKruise names it.
+fn budget_refusal(pod: &PodRecord, namespace: &str) -> BudgetRefusal {
+    let namespace = pod
+        .metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(if namespace.is_empty() {
+            "default"
+        } else {
+            namespace
+        });
+    let controller = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    let kind_namespace_name = match controller {
+        Some(owner) => format!("{}_{namespace}_{}", owner.kind, owner.name),
+        None => format!(
+            "unknown_{namespace}_{}",
+            pod.metadata.name.as_deref().unwrap_or_default()
+        ),
+    };
+    BudgetRefusal { kind_namespace_name }
 }

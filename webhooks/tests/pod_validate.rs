@@ -217,11 +217,35 @@ fn deletions_spend_the_budget_one_by_one_then_are_denied() {
         (403, "Forbidden", MESSAGE)
     );
     assert!(denied.writes.is_empty());
+    let event = &denied.events[..];
+    assert_eq!(event.len(), 1, "one event on the protected pod");
+    assert_eq!(
+        (event[0].reason, event[0].message.as_str(), event[0].warning),
+        (
+            "PubPreventPodDeletion",
+            "openkruise pub prevents pod deletion",
+            true
+        )
+    );
+    assert_eq!(
+        (
+            event[0].regarding.kind.as_str(),
+            event[0].regarding.namespace.as_str(),
+            event[0].regarding.name.as_str()
+        ),
+        ("Pod", "shop", "web-2")
+    );
     let evicted = decide(&view, &eviction_request("web-2", false));
-    let denial = evicted.denial.expect("eviction must be denied too");
+    let denial = evicted.denial.as_ref().expect("eviction must be denied too");
     assert_eq!(
         (denial.code, denial.reason.as_str(), denial.message.as_str()),
         (429, "TooManyRequests", MESSAGE)
+    );
+    assert_eq!(evicted.events.len(), 1);
+    assert_eq!(
+        evicted.budget_refusal.map(|r| r.kind_namespace_name).as_deref(),
+        Some("unknown_shop_web-2"),
+        "a pod without a controller is named as OpenKruise names it"
     );
 }
 
