@@ -200,6 +200,11 @@ async fn probes_and_metrics() {
         server.webhook_addr.port()
     );
     post(&client, &url, common::review("delete-namespace-shop.json")).await;
+    // The example budget allows one eviction: the second is refused and counted as OpenKruise counts it.
+    let evict = format!("https://localhost:{}/validate-pod", server.webhook_addr.port());
+    for review in ["evict-web-7x2kq.json", "evict-web-9fj3c.json"] {
+        post(&client, &evict, common::review(review)).await;
+    }
 
     let plain = reqwest::Client::new();
     let metrics_base = format!("http://{}", server.metrics_addr);
@@ -223,6 +228,13 @@ async fn probes_and_metrics() {
     );
     assert!(
         text.contains(r#"kruise_admission_review_duration_seconds_count{webhook="validate-namespace"} 1"#)
+    );
+    // The example pods have no controller: OpenKruise's label is then `unknown_<namespace>_<pod>`.
+    assert!(
+        text.contains(
+            r#"kruise_pod_unavailable_budget_total{kind_namespace_name="unknown_shop_web-9fj3c",username="system:serviceaccount:kube-system:node-drainer"} 1"#
+        ),
+        "{text}"
     );
     let expiry_line = text
         .lines()

@@ -54,6 +54,13 @@ pub struct BudgetLabels {
     pub username: String,
 }
 
+/// Labels of `sidecarset_skipped`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SidecarSetLabels {
+    /// The SidecarSet's name.
+    pub sidecarset: String,
+}
+
 /// Every metric kruise-rs exports.
 pub struct Metrics {
     registry: Registry,
@@ -72,6 +79,8 @@ pub struct Metrics {
     /// Pod deletions, evictions and updates a PodUnavailableBudget refused (OpenKruise's
     /// `pod_unavailable_budget`, here with the `kruise_` prefix).
     pub pod_unavailable_budget: Family<BudgetLabels, Counter>,
+    /// Pod admissions that skipped a selecting SidecarSet as invalid (the pod got a warning instead).
+    pub sidecarset_skipped: Family<SidecarSetLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -126,6 +135,12 @@ impl Metrics {
             "Pod deletions, evictions and updates refused by a PodUnavailableBudget",
             pod_unavailable_budget.clone(),
         );
+        let sidecarset_skipped = Family::<SidecarSetLabels, Counter>::default();
+        registry.register(
+            "sidecarset_skipped",
+            "Pod admissions that skipped a selecting SidecarSet because it is invalid",
+            sidecarset_skipped.clone(),
+        );
         Metrics {
             registry,
             reviews,
@@ -135,6 +150,7 @@ impl Metrics {
             cert_reloads,
             cert_errors,
             pod_unavailable_budget,
+            sidecarset_skipped,
         }
     }
 

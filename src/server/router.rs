@@ -16,7 +16,7 @@ use serde_json::json;
 
 use super::{
     App,
-    metrics::{BudgetLabels, Outcome, RejectLabels, ReviewLabels, WebhookLabels},
+    metrics::{BudgetLabels, Outcome, RejectLabels, ReviewLabels, SidecarSetLabels, WebhookLabels},
 };
 
 /// Largest request body accepted: kube-apiserver can send ~7 MiB reviews (object + oldObject).
@@ -159,6 +159,12 @@ async fn review(
                 .to_string(),
         };
         app.metrics.pod_unavailable_budget.get_or_create(&labels).inc();
+    }
+    for name in &answer.decision.skipped_sidecar_sets {
+        let labels = SidecarSetLabels {
+            sidecarset: name.clone(),
+        };
+        app.metrics.sidecarset_skipped.get_or_create(&labels).inc();
     }
     app.events.record(&answer.decision.events);
     app.metrics

@@ -98,6 +98,8 @@ pub struct Decision {
     pub events: Vec<AdmissionEvent>,
     /// Set when a PodUnavailableBudget refused the request.
     pub budget_refusal: Option<BudgetRefusal>,
+    /// SidecarSets skipped as invalid while mutating a pod (for the `sidecarset_skipped` metric).
+    pub skipped_sidecar_sets: Vec<String>,
 }
 
 impl Decision {

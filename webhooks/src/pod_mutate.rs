@@ -36,6 +36,8 @@ pub struct StepOutput {
     pub patch: Vec<PatchOperation>,
     pub warnings: Vec<String>,
     pub writes: Vec<StatusWrite>,
+    /// SidecarSets that selected the pod but were skipped as invalid (each also has a warning).
+    pub skipped_sidecar_sets: Vec<String>,
 }
 
 /// A step either contributes or ends the review with a denial (`Denial::new(403, "Forbidden", "…")`).
@@ -134,6 +136,7 @@ fn run_steps<V: ClusterView>(
         decision.patch.extend(output.patch);
         decision.warnings.extend(output.warnings);
         decision.writes.extend(output.writes);
+        decision.skipped_sidecar_sets.extend(output.skipped_sidecar_sets);
         // The last step's operations need not be applied: nothing reads the pod after it.
         if index != last
             && let Err(e) = crate::patch::apply_with_undo(pod, &mut decision.patch[first..], first, undo)

@@ -95,7 +95,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         .unwrap_or("default");
 
     let mut output = StepOutput::default();
-    let matched = matching(context.view, &index, namespace, labels, &mut output.warnings)?;
+    let matched = matching(context.view, &index, namespace, labels, &mut output)?;
     if matched.is_empty() {
         return Ok(output);
     }
@@ -286,8 +286,12 @@ fn matching<'a>(
     index: &'a SidecarSetIndex,
     namespace: &str,
     labels: Option<&Map<String, Value>>,
-    warnings: &mut Vec<String>,
+    output: &mut StepOutput,
 ) -> Result<Vec<Resolved<'a>>, Denial> {
+    let mut skip = |name: &str, warning: String| {
+        output.warnings.push(warning);
+        output.skipped_sidecar_sets.push(name.to_string());
+    };
     let pod_label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
     let mut namespace_object: Option<Option<Arc<Namespace>>> = None;
     let mut matched = Vec::new();
@@ -318,24 +322,27 @@ fn matching<'a>(
                 continue;
             }
             if let Some(e) = selector.error() {
-                warnings.push(format!(
-                    "SidecarSet {} skipped: invalid spec.namespaceSelector: {e}",
-                    entry.name
-                ));
+                skip(
+                    &entry.name,
+                    format!(
+                        "SidecarSet {} skipped: invalid spec.namespaceSelector: {e}",
+                        entry.name
+                    ),
+                );
                 continue;
             }
         }
         if let Some(e) = entry.selector.error() {
-            warnings.push(format!(
-                "SidecarSet {} skipped: invalid spec.selector: {e}",
-                entry.name
-            ));
+            skip(
+                &entry.name,
+                format!("SidecarSet {} skipped: invalid spec.selector: {e}", entry.name),
+            );
             continue;
         }
         let plan = match &entry.plan {
             Ok(plan) => plan,
             Err(e) => {
-                warnings.push(format!("SidecarSet {} skipped: {e}", entry.name));
+                skip(&entry.name, format!("SidecarSet {} skipped: {e}", entry.name));
                 continue;
             }
         };
@@ -346,7 +353,7 @@ fn matching<'a>(
                 }
                 matched.push(resolved);
             }
-            Err(Failure::Skip(warning)) => warnings.push(warning),
+            Err(Failure::Skip(warning)) => skip(&entry.name, warning),
             Err(Failure::Deny(message)) => return Err(Denial::new(500, "InternalError", message)),
         }
     }

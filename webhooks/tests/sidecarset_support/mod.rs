@@ -233,6 +233,20 @@ pub fn run_case(case: &Case) {
     let output = result.unwrap_or_else(|d| panic!("denied: {d:?}"));
     check_patch_discipline(&output.patch);
     check_warnings(&output.warnings, &case.expect.warnings);
+    // Every skipped SidecarSet is named for the metric, once per warning.
+    assert_eq!(
+        output.skipped_sidecar_sets.len(),
+        output.warnings.len(),
+        "{:?} / {:?}",
+        output.skipped_sidecar_sets,
+        output.warnings
+    );
+    for (name, warning) in output.skipped_sidecar_sets.iter().zip(&output.warnings) {
+        assert!(
+            warning.contains(&format!("SidecarSet {name} ")),
+            "{warning:?} is not about {name}"
+        );
+    }
     let mut out = apply(&case.pod, &output.patch);
     assert_valid_pod(&out);
     // Running the step again on its own output adds nothing.
@@ -260,6 +274,7 @@ pub fn run_case(case: &Case) {
     for w in &output.warnings {
         assert!(decision.warnings.contains(w), "pipeline lost warning {w}");
     }
+    assert_eq!(decision.skipped_sidecar_sets, output.skipped_sidecar_sets);
 }
 
 /// A view whose SidecarSet index is rebuilt on every call (the trait's default), to compare with
