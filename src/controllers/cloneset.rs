@@ -1,0 +1,542 @@
+//! The CloneSet controller: the kube-runtime loop around the pure planner ([`kruise_reconcile::plan`]).
+//!
+//! One pass gathers the CloneSet's pods, ControllerRevisions and PVCs from the shared cluster cache,
+//! lets the planner decide, executes its actions in order (stopping at the first failure, whose
+//! expectation is forgotten), records events, writes the status through the status subresource with the
+//! CloneSet's resourceVersion as precondition (409: requeue, never overwrite), and requeues after the
+//! planner's delay. Expectations (spec §B.12) are kept per CloneSet in the controller's state and
+//! observed against the cache on every pass, so a stale cache never causes a second create or delete.
+
+use std::{
+    collections::HashMap,
+    hash::{BuildHasher as _, Hasher as _},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::StreamExt as _;
+use k8s_openapi::{
+    api::{
+        apps::v1::ControllerRevision,
+        core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+    },
+    jiff::Timestamp,
+};
+use kruise_api::{PodRecord, apps_v1beta1::CloneSet};
+use kruise_reconcile::{Action as Step, Expectations, Input, Options, Plan};
+use kube::{
+    Api, Resource as _, ResourceExt as _,
+    api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
+    runtime::{
+        Controller,
+        controller::Action,
+        events::{Event, EventType, Recorder, Reporter},
+        reflector::ObjectRef,
+        watcher,
+    },
+};
+use serde_json::json;
+use tracing::Instrument as _;
+
+use super::{Context, ERROR_REQUEUE, Error, pods};
+
+/// Safety net: every CloneSet is re-planned at least this often.
+pub const RESYNC: Duration = Duration::from_secs(300);
+/// While planning waits on unobserved writes, look again this soon (the cache and the trigger watch are
+/// separate streams, so the trigger can arrive before the cache shows our write).
+pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
+/// Requeue after a status conflict (the CloneSet changed since it was read).
+pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// The event reporter (`reportingController` / `reportingInstance`).
+pub fn reporter() -> Reporter {
+    Reporter {
+        controller: "kruise-manager".into(),
+        instance: Some("cloneset-controller".into()),
+    }
+}
+
+/// The controller's state shared by passes.
+pub struct State {
+    context: Context,
+    recorder: Recorder,
+    /// Outstanding writes per CloneSet uid.
+    expectations: Mutex<HashMap<String, Expectations>>,
+    options: Options,
+}
+
+/// The alphabet of Kubernetes' `rand.String` (no vowels, no confusable digits).
+const ID_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// A random 5-character instance id, as OpenKruise's `rand.String(5)`.
+pub fn random_id() -> String {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    let mut bits = hasher.finish();
+    (0..5)
+        .map(|_| {
+            let c = ID_ALPHABET[(bits % ID_ALPHABET.len() as u64) as usize];
+            bits /= ID_ALPHABET.len() as u64;
+            char::from(c)
+        })
+        .collect()
+}
+
+fn owned_by(
+    owners: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>,
+    uid: &str,
+) -> bool {
+    pods::controller_of(owners).is_some_and(|o| o.uid == uid)
+}
+
+/// What one pass reads: the CloneSet's pods (controller ownerReference), revisions (owned, or unowned
+/// and matching the selector) and PVCs (owned).
+pub fn gather(
+    context: &Context,
+    cs: &CloneSet,
+) -> (
+    Vec<PodRecord>,
+    Vec<ControllerRevision>,
+    Vec<PersistentVolumeClaim>,
+) {
+    let namespace = cs.namespace().unwrap_or_default();
+    let uid = cs.metadata.uid.clone().unwrap_or_default();
+    let pod_list = context
+        .view
+        .pods(&namespace)
+        .into_iter()
+        .filter(|p| owned_by(p.metadata.owner_references.as_ref(), &uid))
+        .map(|p| (*p).clone())
+        .collect();
+    let revisions = context
+        .view
+        .controller_revisions(&namespace)
+        .into_iter()
+        .filter(
+            |r| match pods::controller_of(r.metadata.owner_references.as_ref()) {
+                Some(o) => o.uid == uid,
+                None => cs.spec.selector.as_ref().is_some_and(|s| {
+                    pods::selects(s, r.metadata.labels.as_ref().unwrap_or(&Default::default()))
+                }),
+            },
+        )
+        .map(|r| (*r).clone())
+        .collect();
+    let pvcs = context
+        .view
+        .persistent_volume_claims(&namespace)
+        .into_iter()
+        .filter(|p| p.metadata.owner_references.iter().flatten().any(|o| o.uid == uid))
+        .map(|p| (*p).clone())
+        .collect();
+    (pod_list, revisions, pvcs)
+}
+
+/// Counts of one plan's actions, for the pass's span and log.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub creates: usize,
+    pub deletes: usize,
+    pub patches: usize,
+    pub revisions: usize,
+    pub events: usize,
+}
+
+impl Counts {
+    pub fn of(plan: &Plan) -> Self {
+        let mut c = Counts::default();
+        for a in &plan.actions {
+            match a {
+                Step::CreatePod(_) | Step::CreatePvc(_) => c.creates += 1,
+                Step::DeletePod { .. } | Step::DeletePvc { .. } => c.deletes += 1,
+                Step::PatchPod { .. } | Step::PatchPodStatus { .. } | Step::PatchPvc { .. } => c.patches += 1,
+                Step::SetPodsToDelete(_) => c.patches += 1,
+                Step::CreateRevision(_) | Step::UpdateRevision(_) | Step::DeleteRevision { .. } => {
+                    c.revisions += 1
+                }
+                Step::Event { .. } => c.events += 1,
+            }
+        }
+        c
+    }
+}
+
+fn reference(cs: &CloneSet) -> ObjectReference {
+    cs.object_ref(&())
+}
+
+async fn publish(state: &State, cs: &CloneSet, type_: EventType, reason: &str, note: String, action: &str) {
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: action.into(),
+        secondary: None,
+    };
+    if let Err(e) = state.recorder.publish(&event, &reference(cs)).await {
+        tracing::debug!(error = %e, reason, "could not record event");
+    }
+}
+
+/// Executes one action; `Ok(Some(rv))` carries the resourceVersion a pod patch returned.
+async fn execute(state: &State, cs: &CloneSet, step: &Step) -> Result<Option<String>, kube::Error> {
+    let client = state.context.client.clone();
+    let namespace = cs.namespace().unwrap_or_default();
+    let pods_api: Api<Pod> = Api::namespaced(client.clone(), &namespace);
+    let pvcs_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &namespace);
+    let revisions_api: Api<ControllerRevision> = Api::namespaced(client.clone(), &namespace);
+    let pp = PostParams::default();
+    let patch_params = PatchParams::default();
+    match step {
+        Step::CreateRevision(r) => {
+            revisions_api.create(&pp, r).await?;
+        }
+        Step::UpdateRevision(r) => {
+            revisions_api.replace(&r.name_any(), &pp, r).await?;
+        }
+        Step::DeleteRevision { name } => match revisions_api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) => return Err(e),
+        },
+        Step::CreatePvc(p) => {
+            pvcs_api.create(&pp, p).await?;
+        }
+        Step::CreatePod(p) => {
+            pods_api.create(&pp, p).await?;
+        }
+        Step::DeletePod { name, uid } => {
+            let dp = DeleteParams {
+                preconditions: uid.clone().map(|uid| Preconditions {
+                    uid: Some(uid),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            pods_api.delete(name, &dp).await?;
+        }
+        Step::DeletePvc { name } => {
+            pvcs_api.delete(name, &DeleteParams::default()).await?;
+        }
+        Step::PatchPvc { name, patch } => {
+            pvcs_api
+                .patch(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+        }
+        Step::PatchPod { name, patch, .. } => {
+            let stored = pods_api
+                .patch(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+            return Ok(stored.metadata.resource_version);
+        }
+        Step::PatchPodStatus { name, patch } => {
+            let stored = pods_api
+                .patch_status(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+            return Ok(stored.metadata.resource_version);
+        }
+        Step::SetPodsToDelete(names) => {
+            let api: Api<CloneSet> = Api::namespaced(client, &namespace);
+            let patch = json!({
+                "metadata": {"resourceVersion": cs.metadata.resource_version},
+                "spec": {"scaleStrategy": {"podsToDelete": names}},
+            });
+            api.patch(&cs.name_any(), &patch_params, &Patch::Merge(&patch))
+                .await?;
+        }
+        Step::Event {
+            type_,
+            reason,
+            message,
+        } => {
+            let type_ = if *type_ == "Warning" {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            };
+            publish(state, cs, type_, reason, message.clone(), reason).await;
+        }
+    }
+    Ok(None)
+}
+
+/// The events OpenKruise records after a call (the planner leaves them to the loop).
+async fn after_call(state: &State, cs: &CloneSet, step: &Step, result: &Result<Option<String>, kube::Error>) {
+    let (ok_reason, failed_reason, what) = match step {
+        Step::CreatePod(p) => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pod: {}", p.name_any()),
+        ),
+        Step::DeletePod { name, .. } => ("SuccessfulDelete", "FailedDelete", format!("pod: {name}")),
+        Step::CreatePvc(p) => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pvc: {}", p.name_any()),
+        ),
+        Step::DeletePvc { name } => ("SuccessfulDelete", "FailedDelete", format!("pvc: {name}")),
+        _ => {
+            if let (
+                Step::PatchPod {
+                    reason: "inPlaceUpdate",
+                    name,
+                    ..
+                },
+                Err(e),
+            ) = (step, result)
+            {
+                publish(
+                    state,
+                    cs,
+                    EventType::Warning,
+                    "FailedUpdatePodInPlace",
+                    format!("failed to update pod {name} in-place: {e}"),
+                    "UpdatePod",
+                )
+                .await;
+            }
+            return;
+        }
+    };
+    match result {
+        Ok(_) => {
+            let verb = if ok_reason == "SuccessfulCreate" {
+                "create"
+            } else {
+                "delete"
+            };
+            publish(
+                state,
+                cs,
+                EventType::Normal,
+                ok_reason,
+                format!("succeed to {verb} {what}"),
+                ok_reason,
+            )
+            .await;
+        }
+        Err(e) => {
+            let verb = if failed_reason == "FailedCreate" {
+                "create"
+            } else {
+                "delete"
+            };
+            publish(
+                state,
+                cs,
+                EventType::Warning,
+                failed_reason,
+                format!("failed to {verb} {what}: {e}"),
+                failed_reason,
+            )
+            .await;
+        }
+    }
+}
+
+/// A conditional pod patch planned against the pod the cache showed, when this pass already wrote that
+/// pod (the `InPlaceUpdateReady` condition before the in-place patch, as OpenKruise does): the only
+/// change since is ours, so the precondition moves to the version our write returned. Any other
+/// writer in between still makes the patch conflict.
+fn chain_precondition<'a>(
+    step: &'a Step,
+    ours: &HashMap<String, (String, String)>,
+) -> std::borrow::Cow<'a, Step> {
+    let (Step::PatchPod { name, patch, .. } | Step::PatchPodStatus { name, patch }) = step else {
+        return std::borrow::Cow::Borrowed(step);
+    };
+    let planned = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(|v| v.as_str());
+    match (planned, ours.get(name)) {
+        (Some(planned), Some((seen, written))) if planned == seen => {
+            let mut step = step.clone();
+            if let Step::PatchPod { patch, .. } | Step::PatchPodStatus { patch, .. } = &mut step {
+                patch["metadata"]["resourceVersion"] = json!(written);
+            }
+            std::borrow::Cow::Owned(step)
+        }
+        _ => std::borrow::Cow::Borrowed(step),
+    }
+}
+
+fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.is_conflict())
+}
+
+async fn reconcile(cs: Arc<CloneSet>, state: Arc<State>) -> Result<Action, Error> {
+    let span = tracing::info_span!("cloneset", namespace = %cs.namespace().unwrap_or_default(),
+        name = %cs.name_any(), creates = tracing::field::Empty, deletes = tracing::field::Empty,
+        patches = tracing::field::Empty, revisions = tracing::field::Empty);
+    pass(cs, state, span.clone()).instrument(span).await
+}
+
+async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Result<Action, Error> {
+    let namespace = cs.namespace().unwrap_or_default();
+    let name = cs.name_any();
+    let uid = cs.metadata.uid.clone().unwrap_or_default();
+    let (pod_list, revisions, pvcs) = gather(&state.context, &cs);
+    let now = Timestamp::now();
+    let mut expectations = {
+        let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
+        let e = all.entry(uid.clone()).or_default();
+        e.observe(&pod_list, &pvcs);
+        e.clone()
+    };
+    let input = Input {
+        cloneset: &cs,
+        pods: &pod_list,
+        revisions: &revisions,
+        pvcs: &pvcs,
+        now,
+        options: state.options,
+    };
+    let plan = kruise_reconcile::plan(&input, &expectations, &mut random_id).map_err(|e| Error::Invalid {
+        what: "CloneSet",
+        message: e.to_string(),
+    })?;
+    if plan.waiting {
+        tracing::debug!("waiting for the cache to show earlier writes");
+        return Ok(Action::requeue(
+            plan.requeue_after
+                .unwrap_or(EXPECTATION_RECHECK)
+                .min(EXPECTATION_RECHECK),
+        ));
+    }
+    let counts = Counts::of(&plan);
+    span.record("creates", counts.creates);
+    span.record("deletes", counts.deletes);
+    span.record("patches", counts.patches);
+    span.record("revisions", counts.revisions);
+    let mut failure = None;
+    // Pod → the resourceVersion our own write of this pass returned, and the one the plan saw.
+    let mut ours: HashMap<String, (String, String)> = HashMap::new();
+    for step in &plan.actions {
+        expectations.expect(step, now);
+        let chained = chain_precondition(step, &ours);
+        let step: &Step = &chained;
+        let result = execute(&state, &cs, step).await;
+        after_call(&state, &cs, step, &result).await;
+        match result {
+            Ok(rv) => {
+                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
+                    (step, rv)
+                {
+                    expectations.expect_resource_version(name, &rv, now);
+                    let seen = pod_list
+                        .iter()
+                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
+                        .and_then(|p| p.metadata.resource_version.clone())
+                        .unwrap_or_default();
+                    ours.insert(name.clone(), (seen, rv));
+                }
+            }
+            Err(e) => {
+                expectations.forget(step);
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    state
+        .expectations
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(uid, expectations);
+    if let Some(e) = failure {
+        if is_conflict(&e) {
+            tracing::debug!(error = %e, "a write conflicted; planning again");
+            return Ok(Action::requeue(CONFLICT_REQUEUE));
+        }
+        return Err(e.into());
+    }
+    if let Some(status) = &plan.status {
+        let api: Api<CloneSet> = Api::namespaced(state.context.client.clone(), &namespace);
+        let mut next = (*cs).clone();
+        next.status = Some(status.clone());
+        next.metadata.managed_fields = None;
+        match api.replace_status(&name, &PostParams::default(), &next).await {
+            Ok(_) => {}
+            Err(e) if is_conflict(&e) => return Ok(Action::requeue(CONFLICT_REQUEUE)),
+            Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Action::await_change()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    tracing::info!(
+        creates = counts.creates,
+        deletes = counts.deletes,
+        patches = counts.patches,
+        revisions = counts.revisions,
+        events = counts.events,
+        scaled = plan.scaled,
+        status_written = plan.status.is_some(),
+        "CloneSet reconciled"
+    );
+    let requeue = plan.requeue_after.map_or(RESYNC, |d| d.min(RESYNC));
+    // Writes made this pass come back as watch events; the expectations gate the next plan until then.
+    Ok(Action::requeue(requeue.max(Duration::from_millis(100))))
+}
+
+fn error_policy(cs: Arc<CloneSet>, error: &Error, _: Arc<State>) -> Action {
+    tracing::warn!(cloneset = %cs.name_any(), namespace = cs.namespace().unwrap_or_default(), %error,
+        "CloneSet pass failed; retrying");
+    Action::requeue(ERROR_REQUEUE)
+}
+
+fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
+    let owner = pods::controller_of(object.meta().owner_references.as_ref())?;
+    (owner.kind == "CloneSet" && owner.api_version.starts_with("apps.kruise.io/"))
+        .then(|| ObjectRef::new(&owner.name).within(object.meta().namespace.as_deref().unwrap_or("")))
+}
+
+/// Runs the CloneSet controller until aborted.
+pub async fn run(context: Context) {
+    let client = context.client.clone();
+    let cfg = || watcher::Config::default().any_semantic();
+    let state = Arc::new(State {
+        recorder: Recorder::new(client.clone(), reporter()),
+        context,
+        expectations: Mutex::default(),
+        options: Options::default(),
+    });
+    Controller::new(Api::<CloneSet>::all(client.clone()), cfg())
+        .with_config(
+            kube::runtime::controller::Config::default()
+                .concurrency(3)
+                .debounce(Duration::from_millis(50)),
+        )
+        .watches(Api::<PodRecord>::all(client.clone()), cfg(), |p: PodRecord| {
+            owner_ref(&p)
+        })
+        .watches(
+            Api::<ControllerRevision>::all(client.clone()),
+            cfg(),
+            |r: ControllerRevision| owner_ref(&r),
+        )
+        .watches(
+            Api::<PersistentVolumeClaim>::all(client),
+            cfg(),
+            |p: PersistentVolumeClaim| {
+                let namespace = p.namespace().unwrap_or_default();
+                p.metadata
+                    .owner_references
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|o| o.kind == "CloneSet")
+                    .map(|o| ObjectRef::new(&o.name).within(&namespace))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .run(reconcile, error_policy, state)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "CloneSet pass");
+            }
+        })
+        .await;
+}
