@@ -587,3 +587,64 @@ async fn in_place_rollout_of_100_pods_writes_at_most_two_pod_objects_per_pod() {
     );
     assert!(pods(api).iter().all(|p| restarts(p, "main") == 1));
 }
+
+#[tokio::test]
+async fn a_status_conflict_is_planned_again_never_overwritten() {
+    let env = start(
+        clone_set(
+            5,
+            json!([container("main", "nginx:1.0")]),
+            json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+        ),
+        Duration::ZERO,
+    )
+    .await;
+    let api = &env.api;
+    settle(api, 5).await;
+    // Another writer scales to 3 just before our next status write lands: it must be refused, and the
+    // controller must plan again from the new spec.
+    *api.before_conflict.lock().unwrap() = Some(Box::new(|api: &FakeApi| {
+        edit(api, |spec| spec["replicas"] = json!(3));
+    }));
+    api.conflict_once.lock().unwrap().insert(format!("{CS}/status"));
+    edit(api, |spec| spec["replicas"] = json!(4));
+    settle(api, 3).await;
+    assert!(
+        api.conflict_once.lock().unwrap().is_empty(),
+        "the conflict was injected"
+    );
+    assert_eq!(api.get(CS).unwrap()["spec"]["replicas"], 3);
+}
+
+#[tokio::test]
+async fn failed_creates_are_forgotten_and_retried() {
+    let env = start(
+        clone_set(
+            3,
+            json!([container("main", "nginx:1.0")]),
+            json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+        ),
+        Duration::ZERO,
+    )
+    .await;
+    let api = &env.api;
+    let collection = PODS.trim_end_matches('/').to_string();
+    api.failing.lock().unwrap().insert(collection.clone());
+    wait(
+        api,
+        10,
+        "a FailedCreate event",
+        |_| {},
+        |api| {
+            api.objects
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(p, e)| p.contains("/events/") && e["reason"] == "FailedCreate")
+        },
+    )
+    .await;
+    assert!(pods(api).is_empty());
+    api.failing.lock().unwrap().remove(&collection);
+    settle(api, 3).await;
+}

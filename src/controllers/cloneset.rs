@@ -218,11 +218,16 @@ async fn execute(state: &State, cs: &CloneSet, step: &Step) -> Result<Option<Str
                 }),
                 ..DeleteParams::default()
             };
-            pods_api.delete(name, &dp).await?;
+            // Already gone: what the delete wanted (the cache will show it absent).
+            match pods_api.delete(name, &dp).await {
+                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                other => _ = other?,
+            }
         }
-        Step::DeletePvc { name } => {
-            pvcs_api.delete(name, &DeleteParams::default()).await?;
-        }
+        Step::DeletePvc { name } => match pvcs_api.delete(name, &DeleteParams::default()).await {
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            other => _ = other?,
+        },
         Step::PatchPvc { name, patch } => {
             pvcs_api
                 .patch(name, &patch_params, &Patch::Strategic(patch))
@@ -365,8 +370,9 @@ fn chain_precondition<'a>(
     }
 }
 
+/// 409: a precondition failed or the object already exists (the cache was behind); plan again soon.
 fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.is_conflict())
+    matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
 async fn reconcile(cs: Arc<CloneSet>, state: Arc<State>) -> Result<Action, Error> {
