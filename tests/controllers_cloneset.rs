@@ -648,3 +648,38 @@ async fn failed_creates_are_forgotten_and_retried() {
     api.failing.lock().unwrap().remove(&collection);
     settle(api, 3).await;
 }
+
+#[tokio::test]
+async fn adopts_an_orphan_that_matches_the_selector() {
+    let env = start(
+        clone_set(
+            3,
+            json!([container("main", "nginx:1.0")]),
+            json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+        ),
+        Duration::ZERO,
+    )
+    .await;
+    let api = &env.api;
+    settle(api, 3).await;
+    let orphan = format!("{PODS}stray");
+    api.put(
+        &orphan,
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "stray", "namespace": "ns", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.0"}]}}),
+    );
+    // Adopted; then, being one pod too many and on no revision of the CloneSet, scaled away.
+    wait(
+        api,
+        30,
+        "the orphan adopted",
+        |_| {},
+        |api| api.writes_to(&orphan).contains(&Method::PATCH),
+    )
+    .await;
+    settle(api, 3).await;
+    if let Some(pod) = api.get(&orphan) {
+        assert_eq!(pod["metadata"]["ownerReferences"][0]["uid"], "cs-uid");
+    }
+}

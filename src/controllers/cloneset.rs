@@ -31,7 +31,7 @@ use kube::{
         Controller,
         controller::Action,
         events::{Event, EventType, Recorder, Reporter},
-        reflector::ObjectRef,
+        reflector::{ObjectRef, Store},
         watcher,
     },
 };
@@ -60,8 +60,10 @@ pub fn reporter() -> Reporter {
 pub struct State {
     context: Context,
     recorder: Recorder,
-    /// Outstanding writes per CloneSet uid.
-    expectations: Mutex<HashMap<String, Expectations>>,
+    /// Outstanding writes per CloneSet uid, with the CloneSet's namespace and name.
+    expectations: Mutex<HashMap<String, (ObjectRef<CloneSet>, Expectations)>>,
+    /// The controller's CloneSets: expectations of CloneSets no longer there are dropped.
+    clone_sets: Store<CloneSet>,
     options: Options,
 }
 
@@ -135,6 +137,61 @@ pub fn gather(
         .map(|p| (*p).clone())
         .collect();
     (pod_list, revisions, pvcs)
+}
+
+/// Pods to adopt (`ClaimPods`): active pods of the namespace without a controller ownerReference whose
+/// labels the selector matches, while the CloneSet is not being deleted.
+pub fn orphans(context: &Context, cs: &CloneSet) -> Vec<Arc<PodRecord>> {
+    let Some(selector) = &cs.spec.selector else {
+        return Vec::new();
+    };
+    if cs.metadata.deletion_timestamp.is_some() || selector == &Default::default() {
+        return Vec::new();
+    }
+    context
+        .view
+        .pods(&cs.namespace().unwrap_or_default())
+        .into_iter()
+        .filter(|p| pods::is_active(p))
+        .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_none())
+        .filter(|p| {
+            pods::selects(
+                selector,
+                p.metadata.labels.as_ref().unwrap_or(&Default::default()),
+            )
+        })
+        .collect()
+}
+
+/// Makes the CloneSet the controller of `orphans` (strategic merge by uid, conditional on the
+/// resourceVersion seen) and records the resourceVersions to wait for.
+async fn adopt(
+    state: &State,
+    cs: &CloneSet,
+    orphans: &[Arc<PodRecord>],
+    expectations: &mut Expectations,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let api: Api<Pod> = Api::namespaced(state.context.client.clone(), &cs.namespace().unwrap_or_default());
+    for pod in orphans {
+        let patch = json!({"metadata": {
+            "resourceVersion": pod.metadata.resource_version,
+            "ownerReferences": [{"apiVersion": CloneSet::api_version(&()), "kind": "CloneSet",
+                "name": cs.name_any(), "uid": cs.metadata.uid, "controller": true, "blockOwnerDeletion": true}],
+        }});
+        let stored = api
+            .patch(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(&patch),
+            )
+            .await?;
+        tracing::info!(pod = %pod.name_any(), "adopted");
+        if let Some(rv) = stored.metadata.resource_version {
+            expectations.expect_resource_version(&pod.name_any(), &rv, now);
+        }
+    }
+    Ok(())
 }
 
 /// Counts of one plan's actions, for the pass's span and log.
@@ -390,10 +447,32 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
     let now = Timestamp::now();
     let mut expectations = {
         let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
-        let e = all.entry(uid.clone()).or_default();
+        all.retain(|uid, (at, _)| {
+            state
+                .clone_sets
+                .get(at)
+                .is_some_and(|c| c.metadata.uid.as_deref() == Some(uid.as_str()))
+        });
+        let (_, e) = all
+            .entry(uid.clone())
+            .or_insert_with(|| (ObjectRef::from_obj(&*cs), Expectations::default()));
         e.observe(&pod_list, &pvcs);
         e.clone()
     };
+    let orphans = orphans(&state.context, &cs);
+    if !orphans.is_empty() && expectations.is_satisfied() {
+        let adopted = adopt(&state, &cs, &orphans, &mut expectations, now).await;
+        let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = all.get_mut(&uid) {
+            *e = expectations;
+        }
+        return match adopted {
+            // Plan once the cache shows them owned (the expectations wait for it).
+            Ok(()) => Ok(Action::requeue(EXPECTATION_RECHECK)),
+            Err(e) if is_conflict(&e) => Ok(Action::requeue(CONFLICT_REQUEUE)),
+            Err(e) => Err(e.into()),
+        };
+    }
     let input = Input {
         cloneset: &cs,
         pods: &pod_list,
@@ -449,11 +528,14 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
             }
         }
     }
-    state
+    if let Some((_, e)) = state
         .expectations
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(uid, expectations);
+        .get_mut(&uid)
+    {
+        *e = expectations;
+    }
     if let Some(e) = failure {
         if is_conflict(&e) {
             tracing::debug!(error = %e, "a write conflicted; planning again");
@@ -504,21 +586,48 @@ fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
 pub async fn run(context: Context) {
     let client = context.client.clone();
     let cfg = || watcher::Config::default().any_semantic();
+    let controller = Controller::new(Api::<CloneSet>::all(client.clone()), cfg());
+    let pod_store = controller.store();
     let state = Arc::new(State {
         recorder: Recorder::new(client.clone(), reporter()),
         context,
         expectations: Mutex::default(),
+        clone_sets: controller.store(),
         options: Options::default(),
     });
-    Controller::new(Api::<CloneSet>::all(client.clone()), cfg())
+    controller
         .with_config(
             kube::runtime::controller::Config::default()
                 .concurrency(3)
                 .debounce(Duration::from_millis(50)),
         )
-        .watches(Api::<PodRecord>::all(client.clone()), cfg(), |p: PodRecord| {
-            owner_ref(&p)
-        })
+        .watches(
+            Api::<PodRecord>::all(client.clone()),
+            cfg(),
+            move |p: PodRecord| {
+                match owner_ref(&p) {
+                    Some(owner) => vec![owner],
+                    // An orphan: every CloneSet that would adopt it.
+                    None if pods::controller_of(p.metadata.owner_references.as_ref()).is_none() => {
+                        let namespace = p.namespace().unwrap_or_default();
+                        let labels = p.metadata.labels.clone().unwrap_or_default();
+                        pod_store
+                            .state()
+                            .iter()
+                            .filter(|c| c.metadata.namespace.as_deref() == Some(namespace.as_str()))
+                            .filter(|c| {
+                                c.spec
+                                    .selector
+                                    .as_ref()
+                                    .is_some_and(|s| pods::selects(s, &labels))
+                            })
+                            .map(|c| ObjectRef::from_obj(&**c))
+                            .collect()
+                    }
+                    None => Vec::new(),
+                }
+            },
+        )
         .watches(
             Api::<ControllerRevision>::all(client.clone()),
             cfg(),
