@@ -486,12 +486,20 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
         message: e.to_string(),
     })?;
     if plan.waiting {
-        tracing::debug!("waiting for the cache to show earlier writes");
-        return Ok(Action::requeue(
-            plan.requeue_after
-                .unwrap_or(EXPECTATION_RECHECK)
-                .min(EXPECTATION_RECHECK),
-        ));
+        return Ok(match plan.requeue_after {
+            Some(left) => {
+                tracing::debug!("waiting for the cache to show earlier writes");
+                Action::requeue(left.min(EXPECTATION_RECHECK))
+            }
+            None => {
+                // Leaked (past the expectation timeout): OpenKruise keeps waiting; so do we, slower.
+                tracing::warn!(
+                    ?expectations,
+                    "expectations unobserved past their timeout; still waiting"
+                );
+                Action::requeue(ERROR_REQUEUE)
+            }
+        });
     }
     let counts = Counts::of(&plan);
     span.record("creates", counts.creates);
@@ -536,13 +544,8 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
     {
         *e = expectations;
     }
-    if let Some(e) = failure {
-        if is_conflict(&e) {
-            tracing::debug!(error = %e, "a write conflicted; planning again");
-            return Ok(Action::requeue(CONFLICT_REQUEUE));
-        }
-        return Err(e.into());
-    }
+    // The status is computed from the pods as read, so it is written even when an action failed (as
+    // OpenKruise's doReconcile does); then the failure decides the requeue.
     if let Some(status) = &plan.status {
         let api: Api<CloneSet> = Api::namespaced(state.context.client.clone(), &namespace);
         let mut next = (*cs).clone();
@@ -552,8 +555,15 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
             Ok(_) => {}
             Err(e) if is_conflict(&e) => return Ok(Action::requeue(CONFLICT_REQUEUE)),
             Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Action::await_change()),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(failure.unwrap_or(e).into()),
         }
+    }
+    if let Some(e) = failure {
+        if is_conflict(&e) {
+            tracing::debug!(error = %e, "a write conflicted; planning again");
+            return Ok(Action::requeue(CONFLICT_REQUEUE));
+        }
+        return Err(e.into());
     }
     tracing::info!(
         creates = counts.creates,
