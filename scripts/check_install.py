@@ -44,6 +44,26 @@ REQUIRED = [
     ("create", "coordination.k8s.io", "leases", NAMESPACE, None),
     ("update", "coordination.k8s.io", "leases", NAMESPACE, LEASE),
     # src/cluster/ca_bundle.rs: get + replace of every configuration and CRD (added from the manifests).
+    # src/controllers/cloneset.rs (leader only; with no CloneSet the observed run makes only the list and
+    # watch requests, so its writes are listed here): trigger watches, then the planner's actions.
+    ("list", "apps.kruise.io", "clonesets", None, None),
+    ("watch", "apps.kruise.io", "clonesets", None, None),
+    ("list", "apps", "controllerrevisions", None, None),
+    ("watch", "apps", "controllerrevisions", None, None),
+    ("create", "", "pods", "default", None),
+    ("delete", "", "pods", "default", "web-abcde"),
+    ("patch", "", "pods", "default", "web-abcde"),
+    ("patch", "", "pods/status", "default", "web-abcde"),
+    ("create", "", "persistentvolumeclaims", "default", None),
+    ("delete", "", "persistentvolumeclaims", "default", "data-web-abcde"),
+    ("patch", "", "persistentvolumeclaims", "default", "data-web-abcde"),
+    ("create", "apps", "controllerrevisions", "default", None),
+    ("update", "apps", "controllerrevisions", "default", "web-5d4f8c7b9"),
+    ("delete", "apps", "controllerrevisions", "default", "web-5d4f8c7b9"),
+    ("patch", "apps.kruise.io", "clonesets", "default", "web"),
+    ("update", "apps.kruise.io", "clonesets/status", "default", "web"),
+    ("create", "events.k8s.io", "events", "default", None),
+    ("patch", "events.k8s.io", "events", "default", "web.18ea6268b8616c63"),
 ]
 
 FORBIDDEN = [

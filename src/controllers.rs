@@ -1,5 +1,6 @@
 //! The thin controllers, run only by the leader replica:
 //!
+//! - [`cloneset`]: CloneSet pods, revisions, PVCs and status (the planner is `kruise-reconcile`);
 //! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
@@ -13,6 +14,7 @@
 //! Related objects are read from the cluster cache the webhooks already keep ([`ControllerView`]), so a
 //! controller adds a trigger watch, not another copy of every pod.
 
+pub mod cloneset;
 pub mod launch_priority;
 pub mod pod_readiness;
 pub mod pods;
@@ -105,6 +107,7 @@ pub fn spawn(context: Context, mut leading: watch::Receiver<bool>) -> tokio::tas
 /// Starts every controller; dropping or aborting the set stops them.
 pub fn start_all(context: &Context) -> JoinSet<()> {
     let mut set = JoinSet::new();
+    set.spawn(cloneset::run(context.clone()));
     set.spawn(pods::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
     set.spawn(workload_spread::run(context.clone()));

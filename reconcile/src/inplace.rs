@@ -318,7 +318,12 @@ pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Va
     cond.insert("type".into(), Value::String(IN_PLACE_UPDATE_READY.into()));
     cond.insert("status".into(), status(ready));
     cond.insert("lastTransitionTime".into(), at.clone());
-    if !ready {
+    if ready {
+        // A strategic merge patch merges the condition field by field: clear what the False patch set,
+        // or the condition stays `reason: StartInPlaceUpdate` and is never seen as ready again.
+        cond.insert("reason".into(), Value::Null);
+        cond.insert("message".into(), Value::Null);
+    } else {
         cond.insert("reason".into(), Value::String("StartInPlaceUpdate".into()));
     }
     let mut conditions = vec![Value::Object(cond)];

@@ -243,4 +243,9 @@ fn the_ready_condition_patch_also_forces_ready_false() {
     assert_eq!(patch["status"]["conditions"][1]["type"], "Ready");
     let patch = ready_condition_patch(&p, true, now());
     assert_eq!(patch["status"]["conditions"].as_array().unwrap().len(), 1);
+    let condition = &patch["status"]["conditions"][0];
+    assert!(
+        condition["reason"].is_null() && condition.as_object().unwrap().contains_key("reason"),
+        "the True patch deletes the reason the False patch set"
+    );
 }

@@ -3,8 +3,9 @@
 //! - GET / POST / PUT / PATCH / DELETE of any object path, with resourceVersion preconditions (409
 //!   Conflict), 409 AlreadyExists on create and 404 NotFound;
 //! - the `status` subresource (PUT and PATCH change only `.status`);
-//! - PATCH as JSON merge patch; a strategic merge patch is treated the same, except that
-//!   `status.conditions` merge by `type` (what the readiness controller relies on);
+//! - PATCH as JSON merge patch; a strategic merge patch is treated the same, except that lists with a
+//!   merge key (`conditions` by `type`, `containers`/`env`/`volumes` by `name`, `ownerReferences` by
+//!   `uid`) merge element by element and honour `$patch: delete`;
 //! - GET of a collection (`/api/v1/pods`, `/api/v1/namespaces/ns/pods`, …) as a List carrying the current
 //!   resourceVersion, and `?watch=true` as a held-open stream of the events after the requested
 //!   resourceVersion, so kube-runtime watchers list and then wait for changes.
@@ -163,7 +164,25 @@ impl ApiPath {
     }
 }
 
-/// RFC 7386 merge, except that a strategic patch merges `conditions` lists by `type`.
+/// The merge key of a list a strategic merge patch merges element by element (Kubernetes'
+/// `patchMergeKey`), for the lists controllers patch.
+fn merge_key(list: &str) -> Option<&'static str> {
+    match list {
+        "conditions" => Some("type"),
+        "containers" | "initContainers" | "ephemeralContainers" | "env" | "volumes" | "readinessGates" => {
+            Some(if list == "readinessGates" {
+                "conditionType"
+            } else {
+                "name"
+            })
+        }
+        "ownerReferences" => Some("uid"),
+        _ => None,
+    }
+}
+
+/// RFC 7386 merge, except that a strategic patch merges the lists of [`merge_key`] element by element
+/// (`{"$patch": "delete", <key>: …}` removes one).
 fn merge(target: &mut Value, patch: &Value, strategic: bool) {
     let Value::Object(patch_map) = patch else {
         *target = patch.clone();
@@ -176,16 +195,21 @@ fn merge(target: &mut Value, patch: &Value, strategic: bool) {
     for (key, value) in patch_map {
         if value.is_null() {
             target_map.remove(key);
-        } else if strategic && key == "conditions" && value.is_array() {
+        } else if strategic && key.starts_with('$') {
+            // Directives (`$setElementOrder/…`, `$retainKeys`) are not modelled.
+        } else if let (true, Some(merge_key), Some(items)) = (strategic, merge_key(key), value.as_array()) {
             let mut merged = target_map
                 .get(key)
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            for condition in value.as_array().unwrap() {
-                match merged.iter_mut().find(|c| c["type"] == condition["type"]) {
-                    Some(existing) => merge(existing, condition, true),
-                    None => merged.push(condition.clone()),
+            for item in items {
+                let position = merged.iter().position(|c| c[merge_key] == item[merge_key]);
+                match (position, item["$patch"].as_str()) {
+                    (Some(i), Some("delete")) => _ = merged.remove(i),
+                    (None, Some("delete")) => {}
+                    (Some(i), _) => merge(&mut merged[i], item, true),
+                    (None, _) => merged.push(item.clone()),
                 }
             }
             target_map.insert(key.clone(), Value::Array(merged));

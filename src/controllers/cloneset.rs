@@ -1,0 +1,706 @@
+//! The CloneSet controller: the kube-runtime loop around the pure planner ([`kruise_reconcile::plan`]).
+//!
+//! One pass gathers the CloneSet's pods, ControllerRevisions and PVCs from the shared cluster cache,
+//! lets the planner decide, executes its actions in order (stopping at the first failure, whose
+//! expectation is forgotten), records events, writes the status through the status subresource with the
+//! CloneSet's resourceVersion as precondition (409: requeue, never overwrite), and requeues after the
+//! planner's delay. Expectations (spec §B.12) are kept per CloneSet in the controller's state and
+//! observed against the cache on every pass, so a stale cache never causes a second create or delete.
+
+use std::{
+    collections::HashMap,
+    hash::{BuildHasher as _, Hasher as _},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::StreamExt as _;
+use k8s_openapi::{
+    api::{
+        apps::v1::ControllerRevision,
+        core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+    },
+    jiff::Timestamp,
+};
+use kruise_api::{PodRecord, apps_v1beta1::CloneSet};
+use kruise_reconcile::{Action as Step, Expectations, Input, Options, Plan};
+use kube::{
+    Api, Resource as _, ResourceExt as _,
+    api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
+    runtime::{
+        Controller,
+        controller::Action,
+        events::{Event, EventType, Recorder, Reporter},
+        reflector::{ObjectRef, Store},
+        watcher,
+    },
+};
+use serde_json::json;
+use tracing::Instrument as _;
+
+use super::{Context, ERROR_REQUEUE, Error, pods};
+
+/// Safety net: every CloneSet is re-planned at least this often.
+pub const RESYNC: Duration = Duration::from_secs(300);
+/// While planning waits on unobserved writes, look again this soon (the cache and the trigger watch are
+/// separate streams, so the trigger can arrive before the cache shows our write).
+pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
+/// Requeue after a status conflict (the CloneSet changed since it was read).
+pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// The event reporter (`reportingController` / `reportingInstance`).
+pub fn reporter() -> Reporter {
+    Reporter {
+        controller: "kruise-manager".into(),
+        instance: Some("cloneset-controller".into()),
+    }
+}
+
+/// The controller's state shared by passes.
+pub struct State {
+    context: Context,
+    recorder: Recorder,
+    /// Outstanding writes per CloneSet uid, with the CloneSet's namespace and name.
+    expectations: Mutex<HashMap<String, (ObjectRef<CloneSet>, Expectations)>>,
+    /// The controller's CloneSets: expectations of CloneSets no longer there are dropped.
+    clone_sets: Store<CloneSet>,
+    options: Options,
+}
+
+/// The alphabet of Kubernetes' `rand.String` (no vowels, no confusable digits).
+const ID_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// A random 5-character instance id, as OpenKruise's `rand.String(5)`.
+pub fn random_id() -> String {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    let mut bits = hasher.finish();
+    (0..5)
+        .map(|_| {
+            let c = ID_ALPHABET[(bits % ID_ALPHABET.len() as u64) as usize];
+            bits /= ID_ALPHABET.len() as u64;
+            char::from(c)
+        })
+        .collect()
+}
+
+fn owned_by(
+    owners: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>,
+    uid: &str,
+) -> bool {
+    pods::controller_of(owners).is_some_and(|o| o.uid == uid)
+}
+
+/// What one pass reads: the CloneSet's pods (controller ownerReference), revisions (owned, or unowned
+/// and matching the selector) and PVCs (owned).
+pub fn gather(
+    context: &Context,
+    cs: &CloneSet,
+) -> (
+    Vec<PodRecord>,
+    Vec<ControllerRevision>,
+    Vec<PersistentVolumeClaim>,
+) {
+    let namespace = cs.namespace().unwrap_or_default();
+    let uid = cs.metadata.uid.clone().unwrap_or_default();
+    let pod_list = context
+        .view
+        .pods(&namespace)
+        .into_iter()
+        .filter(|p| owned_by(p.metadata.owner_references.as_ref(), &uid))
+        .map(|p| (*p).clone())
+        .collect();
+    let revisions = context
+        .view
+        .controller_revisions(&namespace)
+        .into_iter()
+        .filter(
+            |r| match pods::controller_of(r.metadata.owner_references.as_ref()) {
+                Some(o) => o.uid == uid,
+                None => cs.spec.selector.as_ref().is_some_and(|s| {
+                    pods::selects(s, r.metadata.labels.as_ref().unwrap_or(&Default::default()))
+                }),
+            },
+        )
+        .map(|r| (*r).clone())
+        .collect();
+    let pvcs = context
+        .view
+        .persistent_volume_claims(&namespace)
+        .into_iter()
+        .filter(|p| p.metadata.owner_references.iter().flatten().any(|o| o.uid == uid))
+        .map(|p| (*p).clone())
+        .collect();
+    (pod_list, revisions, pvcs)
+}
+
+/// Pods to adopt (`ClaimPods`): active pods of the namespace without a controller ownerReference whose
+/// labels the selector matches, while the CloneSet is not being deleted.
+pub fn orphans(context: &Context, cs: &CloneSet) -> Vec<Arc<PodRecord>> {
+    let Some(selector) = &cs.spec.selector else {
+        return Vec::new();
+    };
+    if cs.metadata.deletion_timestamp.is_some() || selector == &Default::default() {
+        return Vec::new();
+    }
+    context
+        .view
+        .pods(&cs.namespace().unwrap_or_default())
+        .into_iter()
+        .filter(|p| pods::is_active(p))
+        .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_none())
+        .filter(|p| {
+            pods::selects(
+                selector,
+                p.metadata.labels.as_ref().unwrap_or(&Default::default()),
+            )
+        })
+        .collect()
+}
+
+/// Makes the CloneSet the controller of `orphans` (strategic merge by uid, conditional on the
+/// resourceVersion seen) and records the resourceVersions to wait for.
+async fn adopt(
+    state: &State,
+    cs: &CloneSet,
+    orphans: &[Arc<PodRecord>],
+    expectations: &mut Expectations,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let api: Api<Pod> = Api::namespaced(state.context.client.clone(), &cs.namespace().unwrap_or_default());
+    for pod in orphans {
+        let patch = json!({"metadata": {
+            "resourceVersion": pod.metadata.resource_version,
+            "ownerReferences": [{"apiVersion": CloneSet::api_version(&()), "kind": "CloneSet",
+                "name": cs.name_any(), "uid": cs.metadata.uid, "controller": true, "blockOwnerDeletion": true}],
+        }});
+        let stored = api
+            .patch(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(&patch),
+            )
+            .await?;
+        tracing::info!(pod = %pod.name_any(), "adopted");
+        if let Some(rv) = stored.metadata.resource_version {
+            expectations.expect_resource_version(&pod.name_any(), &rv, now);
+        }
+    }
+    Ok(())
+}
+
+/// Counts of one plan's actions, for the pass's span and log.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub creates: usize,
+    pub deletes: usize,
+    pub patches: usize,
+    pub revisions: usize,
+    pub events: usize,
+}
+
+impl Counts {
+    pub fn of(plan: &Plan) -> Self {
+        let mut c = Counts::default();
+        for a in &plan.actions {
+            match a {
+                Step::CreatePod(_) | Step::CreatePvc(_) => c.creates += 1,
+                Step::DeletePod { .. } | Step::DeletePvc { .. } => c.deletes += 1,
+                Step::PatchPod { .. } | Step::PatchPodStatus { .. } | Step::PatchPvc { .. } => c.patches += 1,
+                Step::SetPodsToDelete(_) => c.patches += 1,
+                Step::CreateRevision(_) | Step::UpdateRevision(_) | Step::DeleteRevision { .. } => {
+                    c.revisions += 1
+                }
+                Step::Event { .. } => c.events += 1,
+            }
+        }
+        c
+    }
+}
+
+fn reference(cs: &CloneSet) -> ObjectReference {
+    cs.object_ref(&())
+}
+
+async fn publish(state: &State, cs: &CloneSet, type_: EventType, reason: &str, note: String, action: &str) {
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: action.into(),
+        secondary: None,
+    };
+    if let Err(e) = state.recorder.publish(&event, &reference(cs)).await {
+        tracing::debug!(error = %e, reason, "could not record event");
+    }
+}
+
+/// Executes one action; `Ok(Some(rv))` carries the resourceVersion a pod patch returned.
+async fn execute(state: &State, cs: &CloneSet, step: &Step) -> Result<Option<String>, kube::Error> {
+    let client = state.context.client.clone();
+    let namespace = cs.namespace().unwrap_or_default();
+    let pods_api: Api<Pod> = Api::namespaced(client.clone(), &namespace);
+    let pvcs_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &namespace);
+    let revisions_api: Api<ControllerRevision> = Api::namespaced(client.clone(), &namespace);
+    let pp = PostParams::default();
+    let patch_params = PatchParams::default();
+    match step {
+        Step::CreateRevision(r) => {
+            revisions_api.create(&pp, r).await?;
+        }
+        Step::UpdateRevision(r) => {
+            revisions_api.replace(&r.name_any(), &pp, r).await?;
+        }
+        Step::DeleteRevision { name } => match revisions_api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) => return Err(e),
+        },
+        Step::CreatePvc(p) => {
+            pvcs_api.create(&pp, p).await?;
+        }
+        Step::CreatePod(p) => {
+            pods_api.create(&pp, p).await?;
+        }
+        Step::DeletePod { name, uid } => {
+            let dp = DeleteParams {
+                preconditions: uid.clone().map(|uid| Preconditions {
+                    uid: Some(uid),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            // Already gone: what the delete wanted (the cache will show it absent).
+            match pods_api.delete(name, &dp).await {
+                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                other => _ = other?,
+            }
+        }
+        Step::DeletePvc { name } => match pvcs_api.delete(name, &DeleteParams::default()).await {
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            other => _ = other?,
+        },
+        Step::PatchPvc { name, patch } => {
+            pvcs_api
+                .patch(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+        }
+        Step::PatchPod { name, patch, .. } => {
+            let stored = pods_api
+                .patch(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+            return Ok(stored.metadata.resource_version);
+        }
+        Step::PatchPodStatus { name, patch } => {
+            let stored = pods_api
+                .patch_status(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+            return Ok(stored.metadata.resource_version);
+        }
+        Step::SetPodsToDelete(names) => {
+            let api: Api<CloneSet> = Api::namespaced(client, &namespace);
+            let patch = json!({
+                "metadata": {"resourceVersion": cs.metadata.resource_version},
+                "spec": {"scaleStrategy": {"podsToDelete": names}},
+            });
+            api.patch(&cs.name_any(), &patch_params, &Patch::Merge(&patch))
+                .await?;
+        }
+        Step::Event {
+            type_,
+            reason,
+            message,
+        } => {
+            let type_ = if *type_ == "Warning" {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            };
+            publish(state, cs, type_, reason, message.clone(), reason).await;
+        }
+    }
+    Ok(None)
+}
+
+/// The events OpenKruise records after a call (the planner leaves them to the loop).
+async fn after_call(state: &State, cs: &CloneSet, step: &Step, result: &Result<Option<String>, kube::Error>) {
+    let (ok_reason, failed_reason, what) = match step {
+        Step::CreatePod(p) => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pod: {}", p.name_any()),
+        ),
+        Step::DeletePod { name, .. } => ("SuccessfulDelete", "FailedDelete", format!("pod: {name}")),
+        Step::CreatePvc(p) => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pvc: {}", p.name_any()),
+        ),
+        Step::DeletePvc { name } => ("SuccessfulDelete", "FailedDelete", format!("pvc: {name}")),
+        _ => {
+            if let (
+                Step::PatchPod {
+                    reason: "inPlaceUpdate",
+                    name,
+                    ..
+                },
+                Err(e),
+            ) = (step, result)
+            {
+                publish(
+                    state,
+                    cs,
+                    EventType::Warning,
+                    "FailedUpdatePodInPlace",
+                    format!("failed to update pod {name} in-place: {e}"),
+                    "UpdatePod",
+                )
+                .await;
+            }
+            return;
+        }
+    };
+    match result {
+        Ok(_) => {
+            let verb = if ok_reason == "SuccessfulCreate" {
+                "create"
+            } else {
+                "delete"
+            };
+            publish(
+                state,
+                cs,
+                EventType::Normal,
+                ok_reason,
+                format!("succeed to {verb} {what}"),
+                ok_reason,
+            )
+            .await;
+        }
+        Err(e) => {
+            let verb = if failed_reason == "FailedCreate" {
+                "create"
+            } else {
+                "delete"
+            };
+            publish(
+                state,
+                cs,
+                EventType::Warning,
+                failed_reason,
+                format!("failed to {verb} {what}: {e}"),
+                failed_reason,
+            )
+            .await;
+        }
+    }
+}
+
+/// A conditional pod patch planned against the pod the cache showed, when this pass already wrote that
+/// pod (the `InPlaceUpdateReady` condition before the in-place patch, as OpenKruise does): the only
+/// change since is ours, so the precondition moves to the version our write returned. Any other
+/// writer in between still makes the patch conflict.
+fn chain_precondition<'a>(
+    step: &'a Step,
+    ours: &HashMap<String, (String, String)>,
+) -> std::borrow::Cow<'a, Step> {
+    let (Step::PatchPod { name, patch, .. } | Step::PatchPodStatus { name, patch }) = step else {
+        return std::borrow::Cow::Borrowed(step);
+    };
+    let planned = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(|v| v.as_str());
+    match (planned, ours.get(name)) {
+        (Some(planned), Some((seen, written))) if planned == seen => {
+            let mut step = step.clone();
+            if let Step::PatchPod { patch, .. } | Step::PatchPodStatus { patch, .. } = &mut step {
+                patch["metadata"]["resourceVersion"] = json!(written);
+            }
+            std::borrow::Cow::Owned(step)
+        }
+        _ => std::borrow::Cow::Borrowed(step),
+    }
+}
+
+/// 409: a precondition failed or the object already exists (the cache was behind); plan again soon.
+fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+async fn reconcile(cs: Arc<CloneSet>, state: Arc<State>) -> Result<Action, Error> {
+    let span = tracing::info_span!("cloneset", namespace = %cs.namespace().unwrap_or_default(),
+        name = %cs.name_any(), creates = tracing::field::Empty, deletes = tracing::field::Empty,
+        patches = tracing::field::Empty, revisions = tracing::field::Empty);
+    pass(cs, state, span.clone()).instrument(span).await
+}
+
+async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Result<Action, Error> {
+    let namespace = cs.namespace().unwrap_or_default();
+    let name = cs.name_any();
+    let uid = cs.metadata.uid.clone().unwrap_or_default();
+    let (pod_list, revisions, pvcs) = gather(&state.context, &cs);
+    let now = Timestamp::now();
+    let mut expectations = {
+        let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|uid, (at, _)| {
+            state
+                .clone_sets
+                .get(at)
+                .is_some_and(|c| c.metadata.uid.as_deref() == Some(uid.as_str()))
+        });
+        let (_, e) = all
+            .entry(uid.clone())
+            .or_insert_with(|| (ObjectRef::from_obj(&*cs), Expectations::default()));
+        e.observe(&pod_list, &pvcs);
+        e.clone()
+    };
+    let orphans = orphans(&state.context, &cs);
+    if !orphans.is_empty() && expectations.is_satisfied() {
+        let adopted = adopt(&state, &cs, &orphans, &mut expectations, now).await;
+        let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, e)) = all.get_mut(&uid) {
+            *e = expectations;
+        }
+        return match adopted {
+            // Plan once the cache shows them owned (the expectations wait for it).
+            Ok(()) => Ok(Action::requeue(EXPECTATION_RECHECK)),
+            Err(e) if is_conflict(&e) => Ok(Action::requeue(CONFLICT_REQUEUE)),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let input = Input {
+        cloneset: &cs,
+        pods: &pod_list,
+        revisions: &revisions,
+        pvcs: &pvcs,
+        now,
+        options: state.options,
+    };
+    let plan = kruise_reconcile::plan(&input, &expectations, &mut random_id).map_err(|e| Error::Invalid {
+        what: "CloneSet",
+        message: e.to_string(),
+    })?;
+    if plan.waiting {
+        return Ok(match plan.requeue_after {
+            Some(left) => {
+                tracing::debug!("waiting for the cache to show earlier writes");
+                Action::requeue(left.min(EXPECTATION_RECHECK))
+            }
+            None => {
+                // Leaked (past the expectation timeout): OpenKruise keeps waiting; so do we, slower.
+                tracing::warn!(
+                    ?expectations,
+                    "expectations unobserved past their timeout; still waiting"
+                );
+                Action::requeue(ERROR_REQUEUE)
+            }
+        });
+    }
+    let counts = Counts::of(&plan);
+    span.record("creates", counts.creates);
+    span.record("deletes", counts.deletes);
+    span.record("patches", counts.patches);
+    span.record("revisions", counts.revisions);
+    let mut failure = None;
+    // Pod → the resourceVersion our own write of this pass returned, and the one the plan saw.
+    let mut ours: HashMap<String, (String, String)> = HashMap::new();
+    for step in &plan.actions {
+        expectations.expect(step, now);
+        let chained = chain_precondition(step, &ours);
+        let step: &Step = &chained;
+        let result = execute(&state, &cs, step).await;
+        after_call(&state, &cs, step, &result).await;
+        match result {
+            Ok(rv) => {
+                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
+                    (step, rv)
+                {
+                    expectations.expect_resource_version(name, &rv, now);
+                    let seen = pod_list
+                        .iter()
+                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
+                        .and_then(|p| p.metadata.resource_version.clone())
+                        .unwrap_or_default();
+                    ours.insert(name.clone(), (seen, rv));
+                }
+            }
+            Err(e) => {
+                expectations.forget(step);
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    if let Some((_, e)) = state
+        .expectations
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_mut(&uid)
+    {
+        *e = expectations;
+    }
+    // The status is computed from the pods as read, so it is written even when an action failed (as
+    // OpenKruise's doReconcile does); then the failure decides the requeue.
+    if let Some(status) = &plan.status {
+        let api: Api<CloneSet> = Api::namespaced(state.context.client.clone(), &namespace);
+        let mut next = (*cs).clone();
+        next.status = Some(status.clone());
+        next.metadata.managed_fields = None;
+        match api.replace_status(&name, &PostParams::default(), &next).await {
+            Ok(_) => {}
+            Err(e) if is_conflict(&e) => return Ok(Action::requeue(CONFLICT_REQUEUE)),
+            Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Action::await_change()),
+            Err(e) => return Err(failure.unwrap_or(e).into()),
+        }
+    }
+    if let Some(e) = failure {
+        if is_conflict(&e) {
+            tracing::debug!(error = %e, "a write conflicted; planning again");
+            return Ok(Action::requeue(CONFLICT_REQUEUE));
+        }
+        return Err(e.into());
+    }
+    tracing::info!(
+        creates = counts.creates,
+        deletes = counts.deletes,
+        patches = counts.patches,
+        revisions = counts.revisions,
+        events = counts.events,
+        scaled = plan.scaled,
+        status_written = plan.status.is_some(),
+        "CloneSet reconciled"
+    );
+    let requeue = plan.requeue_after.map_or(RESYNC, |d| d.min(RESYNC));
+    // Writes made this pass come back as watch events; the expectations gate the next plan until then.
+    Ok(Action::requeue(requeue.max(Duration::from_millis(100))))
+}
+
+fn error_policy(cs: Arc<CloneSet>, error: &Error, _: Arc<State>) -> Action {
+    tracing::warn!(cloneset = %cs.name_any(), namespace = cs.namespace().unwrap_or_default(), %error,
+        "CloneSet pass failed; retrying");
+    Action::requeue(ERROR_REQUEUE)
+}
+
+fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
+    let owner = pods::controller_of(object.meta().owner_references.as_ref())?;
+    (owner.kind == "CloneSet" && owner.api_version.starts_with("apps.kruise.io/"))
+        .then(|| ObjectRef::new(&owner.name).within(object.meta().namespace.as_deref().unwrap_or("")))
+}
+
+/// Runs the CloneSet controller until aborted.
+pub async fn run(context: Context) {
+    let client = context.client.clone();
+    let cfg = || watcher::Config::default().any_semantic();
+    let controller = Controller::new(Api::<CloneSet>::all(client.clone()), cfg());
+    let pod_store = controller.store();
+    let state = Arc::new(State {
+        recorder: Recorder::new(client.clone(), reporter()),
+        context,
+        expectations: Mutex::default(),
+        clone_sets: controller.store(),
+        options: Options::default(),
+    });
+    controller
+        .with_config(
+            kube::runtime::controller::Config::default()
+                .concurrency(3)
+                .debounce(Duration::from_millis(50)),
+        )
+        .watches(
+            Api::<PodRecord>::all(client.clone()),
+            cfg(),
+            move |p: PodRecord| {
+                match owner_ref(&p) {
+                    Some(owner) => vec![owner],
+                    // An orphan: every CloneSet that would adopt it.
+                    None if pods::controller_of(p.metadata.owner_references.as_ref()).is_none() => {
+                        let namespace = p.namespace().unwrap_or_default();
+                        let labels = p.metadata.labels.clone().unwrap_or_default();
+                        pod_store
+                            .state()
+                            .iter()
+                            .filter(|c| c.metadata.namespace.as_deref() == Some(namespace.as_str()))
+                            .filter(|c| {
+                                c.spec
+                                    .selector
+                                    .as_ref()
+                                    .is_some_and(|s| pods::selects(s, &labels))
+                            })
+                            .map(|c| ObjectRef::from_obj(&**c))
+                            .collect()
+                    }
+                    None => Vec::new(),
+                }
+            },
+        )
+        .watches(
+            Api::<ControllerRevision>::all(client.clone()),
+            cfg(),
+            |r: ControllerRevision| owner_ref(&r),
+        )
+        .watches(
+            Api::<PersistentVolumeClaim>::all(client),
+            cfg(),
+            |p: PersistentVolumeClaim| {
+                let namespace = p.namespace().unwrap_or_default();
+                p.metadata
+                    .owner_references
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|o| o.kind == "CloneSet")
+                    .map(|o| ObjectRef::new(&o.name).within(&namespace))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .run(reconcile, error_policy, state)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "CloneSet pass");
+            }
+        })
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_ids_are_five_characters_of_the_kubernetes_alphabet() {
+        let ids: std::collections::BTreeSet<String> = (0..200).map(|_| random_id()).collect();
+        assert!(ids.len() > 190, "ids repeat too often: {}", ids.len());
+        for id in &ids {
+            assert_eq!(id.len(), 5);
+            assert!(id.bytes().all(|b| ID_ALPHABET.contains(&b)), "{id}");
+        }
+    }
+
+    fn patch_with(rv: &str) -> Step {
+        Step::PatchPod {
+            name: "web-a".into(),
+            reason: "inPlaceUpdate",
+            patch: json!({"metadata": {"resourceVersion": rv}, "spec": {}}),
+        }
+    }
+
+    #[test]
+    fn a_precondition_moves_only_past_our_own_write_of_the_pod() {
+        let mut ours = HashMap::new();
+        assert_eq!(*chain_precondition(&patch_with("7"), &ours), patch_with("7"));
+        ours.insert("web-a".to_string(), ("7".to_string(), "9".to_string()));
+        assert_eq!(*chain_precondition(&patch_with("7"), &ours), patch_with("9"));
+        // Planned against another version: left alone (it will conflict if that is stale).
+        assert_eq!(*chain_precondition(&patch_with("8"), &ours), patch_with("8"));
+        let unconditional = Step::PatchPod {
+            name: "web-a".into(),
+            reason: "lifecycle",
+            patch: json!({"metadata": {"labels": {"a": "b"}}}),
+        };
+        assert_eq!(*chain_precondition(&unconditional, &ours), unconditional);
+    }
+}
