@@ -31,7 +31,10 @@ async fn replicas_seen(cache: &ClusterCache) -> Option<i64> {
 async fn eventually(cache: &ClusterCache, want: i64) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while replicas_seen(cache).await != Some(want) {
-        assert!(tokio::time::Instant::now() < deadline, "the cache never showed replicas {want}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cache never showed replicas {want}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -44,5 +47,9 @@ async fn advanced_stateful_sets_are_watched_and_answered() {
     eventually(&cache, 3).await;
     api.put(SET, advanced_stateful_set(5));
     eventually(&cache, 5).await;
-    assert!(cache.object("apps.kruise.io", "StatefulSet", "shop", "other").is_none());
+    assert!(
+        cache
+            .object("apps.kruise.io", "StatefulSet", "shop", "other")
+            .is_none()
+    );
 }

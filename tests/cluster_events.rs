@@ -29,7 +29,8 @@ async fn a_budget_refusal_is_recorded_as_a_warning_event_on_the_pod() {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let event = loop {
         let stored = api.objects.lock().unwrap().iter().find_map(|(path, object)| {
-            path.starts_with("/apis/events.k8s.io/v1/namespaces/shop/events/").then(|| object.clone())
+            path.starts_with("/apis/events.k8s.io/v1/namespaces/shop/events/")
+                .then(|| object.clone())
         });
         if let Some(event) = stored {
             break event;
