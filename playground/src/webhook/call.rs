@@ -118,6 +118,7 @@ impl Target {
         config.tls_server_name = self.server_name.clone();
         config.connect_timeout = Some(self.timeout);
         config.read_timeout = Some(self.timeout);
+        config.default_retry = false;
         let client = kube::Client::try_from(config).map_err(|e| fail(e.to_string()))?;
         let body = serde_json::to_vec(review).map_err(|e| fail(e.to_string()))?;
         let request = http::Request::post(&self.path)
