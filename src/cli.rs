@@ -47,6 +47,9 @@ pub struct PlaygroundArgs {
     /// Number of simulated Ready nodes.
     #[arg(long, default_value_t = 3)]
     pub nodes: usize,
+    /// How long the simulated kubelet takes to start a container, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub kubelet_delay_ms: u64,
 }
 
 /// How the serving certificate is obtained.

@@ -140,6 +140,7 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
     let options = Options {
         listen: args.listen,
         nodes: args.nodes,
+        kubelet_delay: Duration::from_millis(args.kubelet_delay_ms),
         ..Options::default()
     };
     let handle = start(options).await.context("cannot start the playground")?;
