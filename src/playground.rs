@@ -145,6 +145,7 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
     };
     let handle = start(options).await.context("cannot start the playground")?;
     let path = handle.write_kubeconfig(&args.kubeconfig)?;
+    let path = std::path::absolute(&path).unwrap_or(path);
     println!("kubeconfig: {}", path.display());
     println!("  export KUBECONFIG={}", path.display());
     println!("ready");
