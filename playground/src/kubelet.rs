@@ -217,6 +217,12 @@ impl Kubelet {
             return;
         };
         let (pods, _) = api.store.list(&ResKey::new("", "pods"), None);
+        {
+            // Forget the containers of pods that are gone.
+            let uids: std::collections::HashSet<&str> = pods.iter().map(meta::uid_of).collect();
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            seen.retain(|(uid, _, _), _| uids.contains(uid.as_str()));
+        }
         for pod in pods {
             let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
             let finished = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
