@@ -266,3 +266,51 @@ async fn an_eviction_past_the_budget_is_refused_with_429() {
     );
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn ordered_launch_priority_starts_containers_one_after_the_other() {
+    let options = Options {
+        kubelet_delay: Duration::from_millis(300),
+        ..Options::default()
+    };
+    let pg = start(options).await.unwrap();
+    let client = pg.client.clone();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "ordered", "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
+        "spec": {"containers": [{"name": "first", "image": "busybox:1"}, {"name": "second", "image": "busybox:1"}]},
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let (mut blocked_seen, mut both_ready) = (false, false);
+    for _ in 0..200 {
+        let p = pods.get("ordered").await.unwrap();
+        let statuses = p
+            .status
+            .unwrap_or_default()
+            .container_statuses
+            .unwrap_or_default();
+        let status = |name: &str| statuses.iter().find(|c| c.name == name).cloned();
+        let (first, second) = (status("first"), status("second"));
+        let ready =
+            |c: &Option<k8s_openapi::api::core::v1::ContainerStatus>| c.as_ref().is_some_and(|c| c.ready);
+        assert!(
+            !ready(&second) || ready(&first),
+            "second started before first was ready"
+        );
+        let reason = second
+            .as_ref()
+            .and_then(|c| c.state.as_ref())
+            .and_then(|s| s.waiting.as_ref())
+            .and_then(|w| w.reason.clone());
+        blocked_seen |= reason.as_deref() == Some("CreateContainerConfigError");
+        if ready(&first) && ready(&second) {
+            both_ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(blocked_seen, "the second container waited on its barrier key");
+    assert!(both_ready, "both containers end up ready");
+    pg.shutdown().await;
+}
