@@ -1,4 +1,4 @@
-//! Command line: `kruise serve`, `kruise admit`, `kruise crds`.
+//! Command line: `kruise serve`, `kruise admit`, `kruise crds`, `kruise playground`.
 
 use std::{net::SocketAddr, path::PathBuf};
 
@@ -31,6 +31,25 @@ pub enum Command {
     Admit(AdmitArgs),
     /// Print the CustomResourceDefinitions of kruise-rs as YAML.
     Crds,
+    /// Run a simulated cluster with kruise-rs installed, for kubectl (no cluster needed).
+    Playground(PlaygroundArgs),
+}
+
+/// `kruise playground`.
+#[derive(Clone, Debug, Args)]
+pub struct PlaygroundArgs {
+    /// Address of the simulated API server.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+    /// Where to write the kubeconfig.
+    #[arg(long, default_value = "./playground.kubeconfig")]
+    pub kubeconfig: PathBuf,
+    /// Number of simulated Ready nodes.
+    #[arg(long, default_value_t = 3)]
+    pub nodes: usize,
+    /// How long the simulated kubelet takes to start a container, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub kubelet_delay_ms: u64,
 }
 
 /// How the serving certificate is obtained.

@@ -9,5 +9,6 @@ pub mod cluster;
 pub mod controllers;
 pub mod logging;
 pub mod objects;
+pub mod playground;
 pub mod registrations;
 pub mod server;

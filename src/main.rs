@@ -20,6 +20,7 @@ async fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Serve(args) => server::run(args).await,
         Command::Admit(args) => return admit::run(&args).await,
+        Command::Playground(args) => kruise_rs::playground::run(&args).await,
         Command::Crds => {
             print!("{}", kruise_api::crds_yaml());
             Ok(())

@@ -20,12 +20,14 @@ pub mod api;
 pub mod apply;
 pub mod defaults;
 pub mod delete;
+pub mod deployment;
 pub mod discovery;
 pub mod error;
 pub mod gc;
 pub mod handlers;
 pub mod kinds;
 pub mod kubeconfig;
+pub mod kubelet;
 pub mod meta;
 pub mod openapi;
 pub mod patch;
@@ -35,13 +37,16 @@ pub mod registry;
 pub mod resources;
 pub mod routes;
 pub mod scale;
+pub mod scheduler;
 pub mod selectors;
+pub mod simulation;
 pub mod store;
 pub mod strategic;
 pub mod table;
 pub mod tls;
 pub mod validate;
 pub mod watch;
+pub mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -62,8 +67,16 @@ pub struct PlaygroundOptions {
     pub bookmark_interval: Duration,
     /// How long the simulated kubelet takes to stop a gracefully deleted pod (capped by its grace period).
     pub pod_termination_delay: Duration,
-    /// Admission hooks run on every write.
+    /// Admission hooks run on every write, before the admission webhooks.
     pub admission: Vec<Arc<dyn AdmissionHook>>,
+    /// Where the `clientConfig.service` of every admission webhook resolves to (the webhook
+    /// server's local address); `None`: service webhooks cannot be reached (`no such host`).
+    pub webhook_address: Option<SocketAddr>,
+    /// Simulated Ready nodes. With at least one, the simulated data plane runs too: Deployment
+    /// and ReplicaSet controllers, the scheduler and the kubelet (`simulation` module).
+    pub nodes: usize,
+    /// How long the simulated kubelet takes to start (or restart) a container.
+    pub kubelet_delay: Duration,
 }
 
 impl Default for PlaygroundOptions {
@@ -74,6 +87,9 @@ impl Default for PlaygroundOptions {
             bookmark_interval: Duration::from_secs(60),
             pod_termination_delay: Duration::ZERO,
             admission: vec![],
+            webhook_address: None,
+            nodes: 0,
+            kubelet_delay: Duration::from_millis(100),
         }
     }
 }
@@ -86,6 +102,9 @@ impl std::fmt::Debug for PlaygroundOptions {
             .field("bookmark_interval", &self.bookmark_interval)
             .field("pod_termination_delay", &self.pod_termination_delay)
             .field("admission", &self.admission.len())
+            .field("webhook_address", &self.webhook_address)
+            .field("nodes", &self.nodes)
+            .field("kubelet_delay", &self.kubelet_delay)
             .finish()
     }
 }
@@ -99,6 +118,7 @@ pub struct Playground {
     handle: axum_server::Handle<SocketAddr>,
     server: tokio::task::JoinHandle<()>,
     controllers: tokio::task::JoinHandle<()>,
+    simulation: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Playground {
@@ -106,7 +126,11 @@ impl Playground {
     /// `127.0.0.1`) and its background controllers.
     pub async fn start(options: PlaygroundOptions) -> Result<Playground, StartError> {
         let (ca_pem, rustls) = tls::self_signed()?;
-        let mut api = Api::new(options.history_limit, options.admission.clone());
+        let mut hooks = options.admission.clone();
+        hooks.push(Arc::new(webhook::Webhooks {
+            service_address: options.webhook_address,
+        }));
+        let mut api = Api::new(options.history_limit, hooks);
         api.bookmark_interval = options.bookmark_interval;
         let api = Arc::new(api);
         let handle = axum_server::Handle::new();
@@ -120,7 +144,12 @@ impl Playground {
         });
         let addr = handle.listening().await.ok_or(StartError::NotListening)?;
         let controllers = tokio::spawn(gc::run(api.clone(), options.pod_termination_delay));
+        let simulation = (options.nodes > 0).then(|| {
+            let kubelet = kubelet::Kubelet::new(options.kubelet_delay);
+            tokio::spawn(simulation::run(api.clone(), options.nodes, kubelet))
+        });
         Ok(Playground {
+            simulation,
             addr,
             ca_pem,
             api,
@@ -170,6 +199,9 @@ impl Playground {
     /// Stops serving and the controllers; open watches are cut.
     pub async fn shutdown(mut self) {
         self.controllers.abort();
+        if let Some(sim) = &self.simulation {
+            sim.abort();
+        }
         self.handle.shutdown();
         let _ = (&mut self.server).await;
     }
@@ -179,6 +211,9 @@ impl Drop for Playground {
     /// A playground dropped without [`Playground::shutdown`] stops too.
     fn drop(&mut self) {
         self.controllers.abort();
+        if let Some(sim) = &self.simulation {
+            sim.abort();
+        }
         self.handle.shutdown();
         self.server.abort();
     }

@@ -214,6 +214,7 @@ pub fn builtins() -> Vec<ResourceDef> {
         B { gv: "apps/v1", plural: "replicasets", kind: "ReplicaSet", namespaced: NS, short: &["rs"], subs: &[Status, Scale], generation: true },
         B { gv: "apps/v1", plural: "statefulsets", kind: "StatefulSet", namespaced: NS, short: &["sts"], subs: &[Status, Scale], generation: true },
         B { gv: "apps/v1", plural: "daemonsets", kind: "DaemonSet", namespaced: NS, short: &["ds"], subs: &[Status], generation: true },
+        B { gv: "batch/v1", plural: "jobs", kind: "Job", namespaced: NS, short: &[], subs: &[Status], generation: true },
         B { gv: "apps/v1", plural: "controllerrevisions", kind: "ControllerRevision", namespaced: NS, short: &[], subs: &[], generation: false },
         B { gv: "events.k8s.io/v1", plural: "events", kind: "Event", namespaced: NS, short: &["ev"], subs: &[], generation: false },
         B { gv: "coordination.k8s.io/v1", plural: "leases", kind: "Lease", namespaced: NS, short: &[], subs: &[], generation: false },
@@ -228,7 +229,7 @@ pub fn builtins() -> Vec<ResourceDef> {
             let (group, version) = b.gv.split_once('/').unwrap_or(("", b.gv));
             let all = matches!(
                 b.plural,
-                "pods" | "services" | "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+                "pods" | "services" | "deployments" | "replicasets" | "statefulsets" | "daemonsets" | "jobs"
             );
             let has_scale = b.subs.contains(&Subresource::Scale);
             ResourceDef {

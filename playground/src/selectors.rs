@@ -79,6 +79,45 @@ impl LabelSelector {
         Ok(LabelSelector(reqs))
     }
 
+    /// A `metav1.LabelSelector` object (`matchLabels`, `matchExpressions` with `In`, `NotIn`,
+    /// `Exists`, `DoesNotExist`); `None` or `{}` matches everything. An unknown operator is an error.
+    pub fn from_object(selector: Option<&Value>) -> Result<Self, String> {
+        let mut reqs = vec![];
+        let Some(selector) = selector else {
+            return Ok(LabelSelector(reqs));
+        };
+        if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+            for (k, v) in labels {
+                reqs.push(Requirement::Eq(
+                    k.clone(),
+                    v.as_str().unwrap_or_default().to_string(),
+                ));
+            }
+        }
+        for expr in selector
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = expr["key"].as_str().unwrap_or_default().to_string();
+            let values: Vec<String> = expr["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            reqs.push(match expr["operator"].as_str().unwrap_or_default() {
+                "In" => Requirement::In(key, values),
+                "NotIn" => Requirement::NotIn(key, values),
+                "Exists" => Requirement::Exists(key),
+                "DoesNotExist" => Requirement::NotExists(key),
+                other => return Err(format!("{other:?} is not a valid label selector operator")),
+            });
+        }
+        Ok(LabelSelector(reqs))
+    }
+
     /// Whether the labels match.
     pub fn matches(&self, labels: &[(String, String)]) -> bool {
         let get = |k: &str| labels.iter().find(|(lk, _)| lk == k).map(|(_, v)| v.as_str());

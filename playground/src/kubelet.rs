@@ -1,0 +1,253 @@
+//! The simulated kubelet: pods bound to a node get their status as a kubelet reports it.
+//!
+//! - each container starts `delay` after it was first seen (or its image changed): `running`,
+//!   `started`, `ready`, `imageID` `<image>@sha256:<sha256 of the image name>`; until then it is
+//!   `waiting` (`ContainerCreating`);
+//! - an image change in place restarts the container: new imageID, `restartCount + 1`,
+//!   `lastState.terminated`, ready again after the delay;
+//! - a container whose env takes a non-optional `configMapKeyRef` that does not exist stays
+//!   `waiting` with reason `CreateContainerConfigError` until the key exists;
+//! - conditions `PodScheduled`, `Initialized`, `ContainersReady`, `Ready` (Ready also needs every
+//!   `readinessGates` condition True); phase `Running` once a container runs.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::api::{Api, UpdateMode};
+use crate::meta;
+use crate::store::ResKey;
+
+/// The kubelets of every node, with when each container (by pod uid, name, image) was first seen.
+#[derive(Debug, Default)]
+pub struct Kubelet {
+    /// Time from a container's (re)creation to running and ready.
+    pub delay: Duration,
+    seen: Mutex<HashMap<(String, String, String), Instant>>,
+}
+
+/// `<image>@sha256:<hex sha256 of the image reference>`.
+pub fn image_id(image: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, image.as_bytes());
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let repo = image.split('@').next().unwrap_or(image);
+    let repo = match repo.rsplit_once(':') {
+        Some((r, tag)) if !tag.contains('/') => r,
+        _ => repo,
+    };
+    format!("{repo}@sha256:{hex}")
+}
+
+/// The message of a missing ConfigMap key, as the kubelet's.
+fn missing_config(api: &Api, ns: &str, container: &Value) -> Option<String> {
+    for env in container["env"].as_array().into_iter().flatten() {
+        let r = &env["valueFrom"]["configMapKeyRef"];
+        if !r.is_object() || r["optional"].as_bool() == Some(true) {
+            continue;
+        }
+        let (name, key) = (
+            r["name"].as_str().unwrap_or_default(),
+            r["key"].as_str().unwrap_or_default(),
+        );
+        match api.store.get(&ResKey::new("", "configmaps"), ns, name) {
+            None => return Some(format!("configmap \"{name}\" not found")),
+            Some(cm) if cm["data"].get(key).is_none() && cm["binaryData"].get(key).is_none() => {
+                return Some(format!("couldn't find key {key} in ConfigMap {ns}/{name}"));
+            }
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+fn condition(kind: &str, ok: bool, old: &Value, now: &str) -> Value {
+    let status = if ok { "True" } else { "False" };
+    let previous = old["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["type"] == kind);
+    let since = match previous {
+        Some(c) if c["status"] == status => c["lastTransitionTime"].clone(),
+        _ => json!(now),
+    };
+    json!({"type": kind, "status": status, "lastProbeTime": null, "lastTransitionTime": since})
+}
+
+impl Kubelet {
+    /// A kubelet starting containers after `delay`.
+    pub fn new(delay: Duration) -> Self {
+        Kubelet {
+            delay,
+            seen: Mutex::default(),
+        }
+    }
+
+    fn elapsed(&self, uid: &str, name: &str, image: &str) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (uid.to_string(), name.to_string(), image.to_string());
+        seen.entry(key).or_insert_with(Instant::now).elapsed() >= self.delay
+    }
+
+    /// One container's status.
+    fn container(&self, api: &Api, pod: &Value, spec: &Value, now: &str) -> Value {
+        let name = spec["name"].as_str().unwrap_or_default();
+        let image = spec["image"].as_str().unwrap_or_default();
+        let old = pod["status"]["containerStatuses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["name"] == name)
+            .cloned();
+        if let Some(old) = &old
+            && old["image"] == image
+            && old["state"]["running"].is_object()
+        {
+            return old.clone();
+        }
+        let restarts = old
+            .as_ref()
+            .map_or(0, |o| o["restartCount"].as_i64().unwrap_or(0));
+        let was_running = old.as_ref().is_some_and(|o| o["state"]["running"].is_object());
+        let mut status = json!({
+            "name": name, "image": image, "imageID": "", "restartCount": restarts,
+            "ready": false, "started": false,
+        });
+        if let Some(last) = old
+            .as_ref()
+            .map(|o| o["lastState"].clone())
+            .filter(Value::is_object)
+        {
+            status["lastState"] = last;
+        }
+        if let Some(message) = missing_config(api, meta::namespace(pod), spec) {
+            status["state"] =
+                json!({"waiting": {"reason": "CreateContainerConfigError", "message": message}});
+            return status;
+        }
+        if !self.elapsed(meta::uid_of(pod), name, image) {
+            if was_running && let Some(old) = &old {
+                // Being restarted with the new image: the old one runs, not ready.
+                let mut old = old.clone();
+                old["ready"] = json!(false);
+                return old;
+            }
+            status["state"] = json!({"waiting": {"reason": "ContainerCreating"}});
+            return status;
+        }
+        if was_running && let Some(old) = &old {
+            status["restartCount"] = json!(restarts + 1);
+            status["lastState"] = json!({"terminated": {
+                "exitCode": 0, "reason": "Completed", "containerID": old["containerID"],
+                "startedAt": old["state"]["running"]["startedAt"], "finishedAt": now,
+            }});
+        }
+        let id = meta::uid();
+        status["containerID"] = json!(format!("containerd://{}", id.replace('-', "")));
+        status["imageID"] = json!(image_id(image));
+        status["state"] = json!({"running": {"startedAt": now}});
+        status["ready"] = json!(true);
+        status["started"] = json!(true);
+        status
+    }
+
+    /// The status this kubelet reports for `pod`.
+    pub fn status(&self, api: &Api, pod: &Value) -> Value {
+        let now = meta::now();
+        let containers: Vec<Value> = pod["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| self.container(api, pod, c, &now))
+            .collect();
+        let all_ready = containers.iter().all(|c| c["ready"] == true);
+        let running = containers.iter().any(|c| c["state"]["running"].is_object());
+        let conditions = pod["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let gates_ok = pod["spec"]["readinessGates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|g| {
+                conditions
+                    .iter()
+                    .any(|c| c["type"] == g["conditionType"] && c["status"] == "True")
+            });
+        let ours = ["PodScheduled", "Initialized", "ContainersReady", "Ready"];
+        let mut next: Vec<Value> = vec![
+            condition("PodScheduled", true, pod, &now),
+            condition("Initialized", true, pod, &now),
+            condition("ContainersReady", all_ready, pod, &now),
+            condition("Ready", all_ready && gates_ok, pod, &now),
+        ];
+        next.extend(
+            conditions
+                .into_iter()
+                .filter(|c| !ours.iter().any(|o| c["type"] == *o)),
+        );
+        let mut status = pod["status"].clone();
+        if !status.is_object() {
+            status = json!({});
+        }
+        let node = pod["spec"]["nodeName"].as_str().unwrap_or_default();
+        let index = node.rsplit('-').next().unwrap_or("1");
+        status["phase"] = json!(if running { "Running" } else { "Pending" });
+        status["conditions"] = json!(next);
+        status["containerStatuses"] = json!(containers);
+        status["hostIP"] = json!(format!("172.18.0.{}", index.parse::<u32>().unwrap_or(1) + 1));
+        if status["podIP"].as_str().is_none_or(str::is_empty) {
+            let n: u32 = meta::uid_of(pod).bytes().map(u32::from).sum();
+            let ip = format!("10.244.{index}.{}", n % 250 + 2);
+            status["podIP"] = json!(ip);
+            status["podIPs"] = json!([{"ip": ip}]);
+        }
+        if status["startTime"].is_null() {
+            status["startTime"] = json!(now);
+        }
+        status
+    }
+
+    /// Reports the status of every pod bound to a node.
+    pub async fn sync(&self, api: &Api) {
+        let Some(def) = api.registry.find("", "v1", "pods") else {
+            return;
+        };
+        let (pods, _) = api.store.list(&ResKey::new("", "pods"), None);
+        {
+            // Forget the containers of pods that are gone.
+            let uids: std::collections::HashSet<&str> = pods.iter().map(meta::uid_of).collect();
+            let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+            seen.retain(|(uid, _, _), _| uids.contains(uid.as_str()));
+        }
+        for pod in pods {
+            let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+            let finished = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+            if !bound || finished || meta::is_deleting(&pod) {
+                continue;
+            }
+            let status = self.status(api, &pod);
+            if strip_times(&status) == strip_times(&pod["status"]) {
+                continue;
+            }
+            let mut next = pod.clone();
+            next["status"] = status;
+            let (ns, name) = (meta::namespace(&pod), meta::name(&pod));
+            if let Err(e) = api.update(&def, ns, name, next, UpdateMode::Status, false).await {
+                tracing::debug!(error = %e, "kubelet status update failed");
+            }
+        }
+    }
+}
+
+/// A status without the fields that change on every report.
+fn strip_times(status: &Value) -> Value {
+    let mut s = status.clone();
+    for c in s["conditions"].as_array_mut().into_iter().flatten() {
+        c["lastTransitionTime"] = Value::Null;
+    }
+    s
+}

@@ -1,0 +1,198 @@
+//! Simulated nodes and the scheduler: `nodes` Ready Node objects, and pending pods bound to the
+//! node with the fewest pods among those passing `nodeSelector`, required node affinity and
+//! taints (a `NoSchedule`/`NoExecute` taint must be tolerated).
+
+use serde_json::{Value, json};
+
+use crate::api::{Api, UpdateMode};
+use crate::meta;
+use crate::store::ResKey;
+
+/// The name of the `i`th simulated node (1-based).
+pub fn node_name(i: usize) -> String {
+    format!("playground-node-{i}")
+}
+
+/// Creates `count` Ready nodes (if missing).
+pub async fn create_nodes(api: &Api, count: usize) {
+    let Some(def) = api.registry.find("", "v1", "nodes") else {
+        return;
+    };
+    for i in 1..=count {
+        let name = node_name(i);
+        let node = json!({
+            "metadata": {"name": name, "labels": {
+                "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": "playground",
+            }},
+            "spec": {"podCIDR": format!("10.244.{i}.0/24")},
+        });
+        if api.create(&def, "", node, false).await.is_err() {
+            continue;
+        }
+        let now = meta::now();
+        let status = json!({"status": {
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                            "message": "kubelet is posting ready status",
+                            "lastHeartbeatTime": now, "lastTransitionTime": now}],
+            "addresses": [{"type": "InternalIP", "address": format!("172.18.0.{}", i + 1)},
+                          {"type": "Hostname", "address": name}],
+            "nodeInfo": {"kubeletVersion": "v1.34.0-playground", "operatingSystem": "linux",
+                         "architecture": "amd64", "containerRuntimeVersion": "playground://1"},
+        }});
+        let mut current = api
+            .store
+            .get(&ResKey::new("", "nodes"), "", &name)
+            .unwrap_or_default();
+        current["status"] = status["status"].clone();
+        let _ = api
+            .update(&def, "", &name, current, UpdateMode::Status, false)
+            .await;
+    }
+}
+
+fn label<'a>(node: &'a Value, key: &str) -> Option<&'a str> {
+    node["metadata"]["labels"][key].as_str()
+}
+
+fn expression_matches(expr: &Value, node: &Value) -> bool {
+    let key = expr["key"].as_str().unwrap_or_default();
+    let value = label(node, key);
+    let values: Vec<&str> = expr["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let number = |s: Option<&str>| s.and_then(|s| s.parse::<i64>().ok());
+    match expr["operator"].as_str().unwrap_or_default() {
+        "In" => value.is_some_and(|v| values.contains(&v)),
+        "NotIn" => value.is_none_or(|v| !values.contains(&v)),
+        "Exists" => value.is_some(),
+        "DoesNotExist" => value.is_none(),
+        "Gt" => matches!((number(value), number(values.first().copied())), (Some(a), Some(b)) if a > b),
+        "Lt" => matches!((number(value), number(values.first().copied())), (Some(a), Some(b)) if a < b),
+        _ => false,
+    }
+}
+
+/// `nodeSelector`, required node affinity (terms ORed, expressions ANDed) and taints.
+pub fn fits(pod: &Value, node: &Value) -> bool {
+    let spec = &pod["spec"];
+    let selector_ok = spec["nodeSelector"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| label(node, k) == v.as_str());
+    let required = &spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+    let affinity_ok = match required["nodeSelectorTerms"].as_array() {
+        None => true,
+        Some(terms) => terms.iter().any(|t| {
+            t["matchExpressions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .all(|e| expression_matches(e, node))
+        }),
+    };
+    let tolerations: Vec<&Value> = spec["tolerations"].as_array().into_iter().flatten().collect();
+    let taints_ok = node["spec"]["taints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
+        .all(|t| tolerations.iter().any(|tol| tolerates(tol, t)));
+    selector_ok && affinity_ok && taints_ok
+}
+
+fn tolerates(toleration: &Value, taint: &Value) -> bool {
+    let key_ok = match toleration["key"].as_str() {
+        None | Some("") => toleration["operator"] == "Exists",
+        Some(k) => Some(k) == taint["key"].as_str(),
+    };
+    let effect_ok = match toleration["effect"].as_str() {
+        None | Some("") => true,
+        Some(e) => Some(e) == taint["effect"].as_str(),
+    };
+    let value_ok = toleration["operator"] == "Exists" || toleration["value"] == taint["value"];
+    key_ok && effect_ok && value_ok
+}
+
+/// Binds every pending pod that fits a node: sets `spec.nodeName` as `pods/binding` does (a
+/// direct store write: bindings are not admitted here).
+pub async fn schedule(api: &Api) {
+    let (nodes, _) = api.store.list(&ResKey::new("", "nodes"), None);
+    if nodes.is_empty() {
+        return;
+    }
+    let (pods, _) = api.store.list(&ResKey::new("", "pods"), None);
+    let mut load: Vec<usize> = nodes
+        .iter()
+        .map(|n| {
+            pods.iter()
+                .filter(|p| p["spec"]["nodeName"].as_str() == Some(meta::name(n)))
+                .count()
+        })
+        .collect();
+    let Some(def) = api.registry.find("", "v1", "pods") else {
+        return;
+    };
+    for pod in &pods {
+        let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+        let ours = pod["spec"]["schedulerName"]
+            .as_str()
+            .is_none_or(|s| s == "default-scheduler");
+        if bound || !ours || meta::is_deleting(pod) {
+            continue;
+        }
+        let best = (0..nodes.len())
+            .filter(|&i| fits(pod, &nodes[i]))
+            .min_by_key(|&i| (load[i], i));
+        let Some(i) = best else { continue };
+        let mut next = pod.clone();
+        next["spec"]["nodeName"] = json!(meta::name(&nodes[i]));
+        let (ns, name) = (meta::namespace(pod), meta::name(pod));
+        // The binding subresource only sets spec.nodeName; a direct write keeps this simple.
+        if api
+            .store
+            .update(&crate::api::key(&def), meta::resource_version(pod), next)
+            .is_ok()
+        {
+            load[i] += 1;
+            if let Some(stored) = api.store.get(&crate::api::key(&def), ns, name) {
+                api.after_write(&def, &stored);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fits;
+    use serde_json::json;
+
+    #[test]
+    fn selector_affinity_and_taints() {
+        let node = json!({"metadata": {"labels": {"zone": "a", "size": "5"}},
+                          "spec": {"taints": [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]}});
+        let tolerate =
+            json!([{"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoSchedule"}]);
+        assert!(!fits(&json!({"spec": {}}), &node), "untolerated taint");
+        assert!(fits(&json!({"spec": {"tolerations": tolerate}}), &node));
+        let pod = json!({"spec": {"tolerations": tolerate, "nodeSelector": {"zone": "b"}}});
+        assert!(!fits(&pod, &node));
+        let affinity = |op: &str, v: &str| {
+            json!({"spec": {"tolerations": tolerate, "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "size", "operator": op, "values": [v]}]}]}}}}})
+        };
+        assert!(fits(&affinity("Gt", "3"), &node));
+        assert!(!fits(&affinity("Lt", "3"), &node));
+        assert!(fits(&affinity("In", "5"), &node));
+        assert!(!fits(&affinity("NotIn", "5"), &node));
+        let exists = json!({"spec": {"tolerations": [{"operator": "Exists"}]}});
+        assert!(fits(&exists, &node));
+    }
+}

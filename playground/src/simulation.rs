@@ -1,0 +1,28 @@
+//! The simulated data plane, one task beside the garbage collector: Deployment and ReplicaSet
+//! controllers, the scheduler and the kubelets of `nodes` Ready nodes. Passes run on every store
+//! change and every 50 ms (so container start delays are honoured closely).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::api::Api;
+use crate::kubelet::Kubelet;
+use crate::{deployment, scheduler};
+
+/// Creates the nodes, then runs the controllers, scheduler and kubelet until aborted.
+pub async fn run(api: Arc<Api>, nodes: usize, kubelet: Kubelet) {
+    scheduler::create_nodes(&api, nodes).await;
+    loop {
+        let notified = api.store.changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        deployment::deployments(&api).await;
+        deployment::replica_sets(&api).await;
+        scheduler::schedule(&api).await;
+        kubelet.sync(&api).await;
+        tokio::select! {
+            _ = notified => {}
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+        }
+    }
+}

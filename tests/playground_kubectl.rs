@@ -1,0 +1,216 @@
+//! `kruise playground` driven with the real kubectl, as the README's demo does: a sidecar injected
+//! into a pod, a protected namespace kept, an eviction past a PodUnavailableBudget refused.
+//! kubectl must be on PATH: without it these tests fail.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `kruise playground` process, killed on drop.
+struct Served {
+    child: Child,
+    kubeconfig: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve() -> Served {
+    serve_with(&[])
+}
+
+fn serve_with(extra: &[&str]) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("playground.kubeconfig");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
+        .args([
+            "playground",
+            "--listen",
+            "127.0.0.1:0",
+            "--nodes",
+            "3",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("kruise playground starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line == "ready" => break,
+            Some(Ok(_)) => continue,
+            other => panic!("kruise playground ended before printing ready: {other:?}"),
+        }
+    }
+    Served {
+        child,
+        kubeconfig,
+        _dir: dir,
+    }
+}
+
+/// Runs kubectl; returns (success, stdout, stderr). A missing kubectl fails the test.
+fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+    let mut cmd = Command::new("kubectl");
+    cmd.env("KUBECONFIG", kubeconfig)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .expect("kubectl must be on PATH for these tests (Debian: apt-get install kubernetes-client)");
+    if let Some(input) = stdin {
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+fn ok(kubeconfig: &Path, args: &[&str]) -> String {
+    let (success, out, err) = kubectl(kubeconfig, args, None);
+    assert!(success, "kubectl {args:?} failed: {err}");
+    out
+}
+
+fn example(name: &str) -> String {
+    format!("{}/examples/playground/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !check() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn kubectl_sees_the_sidecar_injected() {
+    let pg = serve();
+    let k = pg.kubeconfig.as_path();
+    ok(k, &["label", "namespace", "default", "sidecar-injection=enabled"]);
+    ok(k, &["apply", "-f", &example("sidecarset.yaml")]);
+    ok(k, &["create", "-f", &example("pod.yaml")]);
+    let names = ok(
+        k,
+        &["get", "pod", "web", "-o", "jsonpath={.spec.containers[*].name}"],
+    );
+    assert_eq!(names, "web log-agent");
+    wait_for("the pod to be Running 2/2", || {
+        let out = ok(k, &["get", "pod", "web", "--no-headers"]);
+        out.contains("2/2") && out.contains("Running")
+    });
+}
+
+#[test]
+fn kubectl_cannot_delete_a_protected_namespace() {
+    let pg = serve();
+    let k = pg.kubeconfig.as_path();
+    ok(k, &["create", "namespace", "payments"]);
+    ok(
+        k,
+        &[
+            "label",
+            "namespace",
+            "payments",
+            "policy.kruise.io/delete-protection=Always",
+        ],
+    );
+    let (success, _, err) = kubectl(k, &["delete", "namespace", "payments"], None);
+    assert!(!success);
+    assert_eq!(
+        err.trim(),
+        "Error from server (Forbidden): admission webhook \"vnamespace.kb.io\" denied the request: \
+         forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always"
+    );
+    ok(k, &["get", "namespace", "payments"]);
+}
+
+#[test]
+fn kubectl_eviction_past_the_budget_is_429() {
+    // Replacement pods take 3 s to be Ready: the second eviction finds the budget spent.
+    let pg = serve_with(&["--kubelet-delay-ms", "3000"]);
+    let k = pg.kubeconfig.as_path();
+    ok(k, &["apply", "-f", &example("pub.yaml")]);
+    wait_for("kruise-rs to see the PUB", || {
+        ok(
+            k,
+            &[
+                "get",
+                "pub",
+                "shop",
+                "-o",
+                "jsonpath={.status.observedGeneration}",
+            ],
+        ) == "1"
+    });
+    ok(k, &["apply", "-f", &example("deployment.yaml")]);
+    wait_for("3 available replicas", || {
+        ok(
+            k,
+            &[
+                "get",
+                "deployment",
+                "web",
+                "-o",
+                "jsonpath={.status.availableReplicas}",
+            ],
+        ) == "3"
+    });
+    wait_for("the PUB to allow one", || {
+        ok(
+            k,
+            &[
+                "get",
+                "pub",
+                "shop",
+                "-o",
+                "jsonpath={.status.unavailableAllowed}",
+            ],
+        ) == "1"
+    });
+    let pods = ok(
+        k,
+        &[
+            "get",
+            "pods",
+            "-l",
+            "app=shop",
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ],
+    );
+    let pods: Vec<&str> = pods.split_whitespace().collect();
+    let evict = |pod: &str| {
+        let path = format!("/api/v1/namespaces/default/pods/{pod}/eviction");
+        let body = format!(r#"{{"apiVersion":"policy/v1","kind":"Eviction","metadata":{{"name":"{pod}"}}}}"#);
+        kubectl(k, &["create", "--raw", &path, "-f", "-"], Some(&body))
+    };
+    let (first, _, err) = evict(pods[0]);
+    assert!(first, "first eviction: {err}");
+    let (second, _, err) = evict(pods[1]);
+    assert!(!second);
+    assert_eq!(
+        err.trim(),
+        "Error from server (TooManyRequests): admission webhook \"vpodeviction.kb.io\" denied the request: \
+         podunavailablebudget.policy.kruise.io \"shop\" is forbidden: pub unavailable allowed is negative"
+    );
+}
