@@ -15,7 +15,7 @@ use crate::{
     certificates::{CertManager, CertStore},
     cluster::{CaBundlePublisher, CertSecret, ClusterCache, LeaderElector},
     controllers,
-    server::{App, health::Readiness, metrics::Metrics, router},
+    server::{App, events::EventSink, health::Readiness, metrics::Metrics, router},
 };
 
 /// The running kruise-rs.
@@ -65,6 +65,7 @@ pub async fn start(
         .iter()
         .filter_map(|c| c.metadata.name.clone())
         .collect();
+    let events = EventSink::cluster(client.clone(), identity.clone());
     let publisher = CaBundlePublisher::new(client.clone(), crd_names);
     let secret = CertSecret::new(client, NAMESPACE, "kruise-webhook-certs", publisher);
     let certs = Arc::new(CertManager::new(
@@ -86,6 +87,7 @@ pub async fn start(
         },
         metrics,
         readiness: readiness.clone(),
+        events,
     });
     let handle = Handle::new();
     let acceptor = RustlsAcceptor::new(rustls)
