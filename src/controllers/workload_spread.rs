@@ -10,7 +10,10 @@
 //! - the same is done per pod version (`versionedSubsetStatuses`), keeping versions that still book
 //!   something;
 //! - for CloneSet, Deployment and ReplicaSet targets, `controller.kubernetes.io/pod-deletion-cost` makes
-//!   the workload scale down the last subsets (and the excess of over-full subsets) first.
+//!   the workload scale down the last subsets (and the excess of over-full subsets) first;
+//! - with Adaptive rescheduling ([`reschedule`]), pods stuck unschedulable in a subset (but the last) are
+//!   deleted and the subset is `Schedulable=False` for five minutes, so the webhook places their
+//!   replacements elsewhere.
 
 use kruise_api::PodRecord;
 use std::{
@@ -26,12 +29,12 @@ use k8s_openapi::{
         apps::v1::{Deployment, ReplicaSet},
         batch::v1::Job,
     },
-    apimachinery::pkg::apis::meta::v1::{Condition, Time},
+    apimachinery::pkg::apis::meta::v1::Time,
     jiff::{SignedDuration, Timestamp},
 };
 use kruise_api::apps_v1beta1::{
-    CloneSet, MATCHED_WORKLOADSPREAD_ANNOTATION, SUBSET_SCHEDULABLE, WorkloadSpread,
-    WorkloadSpreadScheduleStrategyType, WorkloadSpreadStatus, WorkloadSpreadSubsetStatus,
+    CloneSet, MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadStatus,
+    WorkloadSpreadSubsetStatus,
 };
 use kruise_webhooks::{StatusWrite, WriteTarget};
 use kube::{
@@ -109,8 +112,11 @@ pub struct Plan {
     pub deletion_costs: Vec<(String, String)>,
     /// When the earliest kept record expires.
     pub recheck_after: Option<Duration>,
-    /// Warnings (`CreatePodFailed`, `DeletePodFailed`).
+    /// Events, `Reason: message` (warnings `CreatePodFailed`, `DeletePodFailed`; `RecoverSchedulable`).
     pub events: Vec<String>,
+    /// Pods to delete: pending unschedulable for longer than `rescheduleCriticalSeconds` in a subset that is
+    /// not the last one (Adaptive rescheduling); deleted after the status is written.
+    pub unschedulable: Vec<String>,
 }
 
 /// Inputs of [`plan`] besides the WorkloadSpread.
@@ -126,7 +132,7 @@ pub struct Observed<'a> {
 
 type PodsBySubset = BTreeMap<String, Vec<Arc<PodRecord>>>;
 
-fn after(time: &Time, delay: Duration) -> Timestamp {
+pub(crate) fn after(time: &Time, delay: Duration) -> Timestamp {
     time.0 + SignedDuration::try_from(delay).unwrap_or_default()
 }
 
@@ -244,6 +250,8 @@ struct SubsetPass<'a> {
     now: Timestamp,
     recheck: &'a mut Option<Duration>,
     events: &'a mut Vec<String>,
+    /// Pods that stayed unschedulable too long in an Adaptive subset.
+    unschedulable: Vec<String>,
 }
 
 impl SubsetPass<'_> {
@@ -322,41 +330,37 @@ impl SubsetPass<'_> {
                 self.recheck(expiry);
             }
         }
-        let adaptive = ws.spec.schedule_strategy.type_ == Some(WorkloadSpreadScheduleStrategyType::Adaptive)
-            && ws
-                .spec
-                .schedule_strategy
-                .adaptive
-                .as_ref()
-                .and_then(|a| a.reschedule_critical_seconds)
-                .is_some_and(|s| s > 0);
         let old_conditions = old.and_then(|o| o.conditions.clone()).unwrap_or_default();
-        let conditions = if !adaptive {
-            Vec::new()
-        } else if index + 1 < ws.spec.subsets.len() {
-            // Rescheduling of unschedulable pods is not done here; the conditions are kept as they are.
-            old_conditions
-        } else {
-            let previous = old_conditions.iter().find(|c| c.type_ == SUBSET_SCHEDULABLE);
-            let mut conditions: Vec<Condition> = old_conditions
-                .iter()
-                .filter(|c| c.type_ != SUBSET_SCHEDULABLE)
-                .cloned()
-                .collect();
-            match previous {
-                Some(c) if c.status == "True" && c.reason == "Sufficient" => conditions.push(c.clone()),
-                _ => conditions.push(Condition {
-                    type_: SUBSET_SCHEDULABLE.into(),
-                    status: "True".into(),
-                    reason: "Sufficient".into(),
-                    message: String::new(),
-                    observed_generation: None,
-                    last_transition_time: previous
-                        .filter(|c| c.status == "True")
-                        .map_or(Time(self.now), |c| c.last_transition_time.clone()),
-                }),
+        let conditions = match reschedule::critical_duration(ws) {
+            None => Vec::new(),
+            Some(_) if index + 1 == ws.spec.subsets.len() => {
+                reschedule::last_subset(&old_conditions, self.now)
             }
-            conditions
+            Some(critical) => {
+                let mut stuck = Vec::new();
+                for pod in pods {
+                    match reschedule::pending_timed_out(pod, critical, self.now) {
+                        Ok(true) => stuck.push(pod.name_any()),
+                        Ok(false) => {}
+                        Err(at) => self.recheck(at),
+                    }
+                }
+                let outcome = reschedule::rescheduled(&old_conditions, !stuck.is_empty(), self.now);
+                if let Some(at) = outcome.recheck_at {
+                    self.recheck(at);
+                }
+                if outcome.recovered {
+                    self.events.push(format!(
+                        "RecoverSchedulable: Subset {} of WorkloadSpread {}/{} is recovered from unschedulable \
+                         to schedulable",
+                        subset.name,
+                        ws.namespace().unwrap_or_default(),
+                        ws.name_any()
+                    ));
+                }
+                self.unschedulable.extend(stuck);
+                outcome.conditions
+            }
         };
         Ok(WorkloadSpreadSubsetStatus {
             name: subset.name.clone(),
@@ -465,8 +469,11 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
         now: observed.now,
         recheck: &mut recheck,
         events: &mut events,
+        unschedulable: Vec::new(),
     };
     let subset_statuses = pass.subsets(ws, old.subset_statuses.as_ref(), &all, observed.replicas)?;
+    // Only the overall pass deletes: the versioned passes see the same pods.
+    let unschedulable = std::mem::take(&mut pass.unschedulable);
     let old_versioned = old.versioned_subset_statuses.clone().unwrap_or_default();
     let mut versioned_statuses = BTreeMap::new();
     for (version, by_subset) in &versioned {
@@ -495,6 +502,7 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
         deletion_costs: deletion,
         recheck_after: recheck,
         events,
+        unschedulable,
     })
 }
 
@@ -720,6 +728,19 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
             Err(e) => return Err(Error::Write(Box::new(e))),
         }
     }
+    // Adaptive rescheduling: the workload recreates these pods and the webhook skips the subset now that
+    // it is Schedulable=False.
+    for pod in &plan.unschedulable {
+        match pods_api.delete(pod, &Default::default()).await {
+            Ok(_) => tracing::info!(%namespace, workload_spread = %name, pod, "deleted unschedulable pod"),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => {
+                tracing::warn!(%namespace, workload_spread = %name,
+                    "DeletePodFailed: Failed to delete unschedulable Pod {namespace}/{pod}: {e}");
+                return Err(e.into());
+            }
+        }
+    }
     let wait = plan.recheck_after.map_or(RESYNC, |d| d.min(RESYNC));
     Ok(Action::requeue(wait.max(Duration::from_millis(100))))
 }
@@ -846,6 +867,8 @@ pub async fn run(context: Context) {
         })
         .await;
 }
+
+mod reschedule;
 
 #[cfg(test)]
 mod tests;

@@ -224,7 +224,13 @@ fn target_filter_and_schedulable_conditions() {
             .unwrap();
     let plan2 = super::plan(&ws, &observed(&pods, 1, Some(VERSION_IGNORED))).unwrap();
     let subsets = plan2.status.subset_statuses.unwrap();
-    assert_eq!(subsets[0].conditions, None);
+    let first = subsets[0].conditions.clone().unwrap();
+    assert_eq!(
+        (first[0].status.as_str(), first[0].reason.as_str()),
+        ("True", "Sufficient"),
+        "no pod is stuck"
+    );
+    assert!(plan2.unschedulable.is_empty());
     let last = subsets[1].conditions.clone().unwrap();
     assert_eq!(
         (
@@ -234,5 +240,65 @@ fn target_filter_and_schedulable_conditions() {
         ),
         ("Schedulable", "True", "Sufficient"),
         "the last subset is always schedulable"
+    );
+}
+
+/// A pod of `subset` created at `created` that the scheduler cannot place.
+fn stuck(name: &str, subset: &str, created: &str) -> Arc<PodRecord> {
+    let mut pod = (*pod(name, Some(subset), false, "CloneSet", None)).clone();
+    pod.metadata.creation_timestamp = Some(Time(t(created)));
+    pod.spec.as_mut().unwrap().node_name = None;
+    pod.status = Some(
+        serde_json::from_value(json!({"phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}))
+        .unwrap(),
+    );
+    Arc::new(pod)
+}
+
+#[test]
+fn adaptive_rescheduling_deletes_stuck_pods_of_all_but_the_last_subset() {
+    let mut ws = spread("CloneSet", json!([{"name": "a"}, {"name": "b"}]), Value::Null);
+    ws.spec.schedule_strategy =
+        serde_json::from_value(json!({"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}}))
+            .unwrap();
+    let pods = [
+        stuck("a-old", "a", "2026-01-01T00:00:00Z"),
+        stuck("a-new", "a", "2026-01-01T00:00:50Z"),
+        stuck("b-old", "b", "2026-01-01T00:00:00Z"),
+    ];
+    let plan = super::plan(&ws, &observed(&pods, 3, Some(VERSION_IGNORED))).unwrap();
+    assert_eq!(
+        plan.unschedulable,
+        vec!["a-old".to_string()],
+        "never the last subset"
+    );
+    let subsets = plan.status.subset_statuses.clone().unwrap();
+    let a = &subsets[0].conditions.as_ref().unwrap()[0];
+    assert_eq!(
+        (a.status.as_str(), a.reason.as_str(), a.last_transition_time.0),
+        ("False", "PodUnschedulable", t(NOW))
+    );
+    assert_eq!(subsets[1].conditions.as_ref().unwrap()[0].status, "True");
+    // a-new times out 20s from now.
+    assert_eq!(plan.recheck_after, Some(Duration::from_secs(20)));
+
+    // Six minutes later, the stuck pods gone: subset a recovers.
+    ws.status = Some(plan.status);
+    let later = Observed {
+        now: t("2026-01-01T00:07:00Z"),
+        ..observed(&[], 3, Some(VERSION_IGNORED))
+    };
+    let plan = super::plan(&ws, &later).unwrap();
+    let a = &plan.status.subset_statuses.unwrap()[0]
+        .conditions
+        .clone()
+        .unwrap()[0];
+    assert_eq!((a.status.as_str(), a.reason.as_str()), ("True", "Sufficient"));
+    assert!(plan.unschedulable.is_empty());
+    assert!(
+        plan.events
+            .iter()
+            .any(|e| e.starts_with("RecoverSchedulable: Subset a of WorkloadSpread ns/ws"))
     );
 }
