@@ -176,3 +176,67 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
     );
     task.abort();
 }
+
+#[tokio::test]
+async fn pods_created_before_the_workload_spread_are_adopted_by_their_node() {
+    let api = FakeApi::default();
+    api.put(
+        "/api/v1/nodes/n-a",
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-a", "labels": {"zone": "a"}}}),
+    );
+    api.put(
+        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
+    );
+    api.put(
+        &format!("{PODS}/web-old"),
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-old", "namespace": "ns", "labels": {"app": "web"},
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+                    "name": "web", "uid": "cs-uid", "controller": true}]},
+            "spec": {"nodeName": "n-a", "containers": [{"name": "main"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+    );
+    api.put(
+        WS,
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
+                "subsets": [
+                    {"name": "zone-b", "requiredNodeSelector": {"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["b"]}]}},
+                    {"name": "zone-a", "requiredNodeSelector": {"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["a"]}]},
+                        "patch": {"metadata": {"labels": {"spread": "zone-a"}}}}]}}),
+    );
+    let client = api.client();
+    let cache = ClusterCache::start(&client, "kruise-system");
+    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
+    let task = tokio::spawn(controllers::workload_spread::run(Context {
+        client,
+        view: Arc::new(cache),
+    }));
+
+    let status = status_when(&api, |s| s["subsetStatuses"][1]["replicas"] == 1).await;
+    assert_eq!(status["subsetStatuses"][0]["replicas"], 0);
+    let pod = api.get(&format!("{PODS}/web-old")).unwrap();
+    assert_eq!(
+        pod["metadata"]["annotations"]["apps.kruise.io/matched-workloadspread"],
+        json!({"name": "ws", "subset": "zone-a"}).to_string()
+    );
+    assert_eq!(
+        pod["metadata"]["labels"]["spread"], "zone-a",
+        "the subset patch's metadata"
+    );
+    assert_eq!(
+        pod["metadata"]["annotations"]["controller.kubernetes.io/pod-deletion-cost"],
+        "100"
+    );
+    task.abort();
+}

@@ -2,6 +2,9 @@
 //! them in the status (`creatingPods`, `deletingPods`, `missingReplicas`); this controller recounts each
 //! subset from the pods and expires bookings the cluster never confirmed:
 //!
+//! - pods created before the WorkloadSpread are adopted ([`adopt`]) into the subset that fits their node
+//!   best, and patched with the matched annotation and the subset patch's metadata; pods that are not
+//!   scheduled, or fit no subset, are in no subset (and are scaled down first);
 //! - `missingReplicas` starts at `maxReplicas` scaled to the workload (rounded up; −1 when unlimited);
 //!   every active pod of the subset takes one (floored at 0);
 //! - a `deletingPods` record of a still-active pod is kept for 15s ([`DELETE_POD_TIMEOUT`]) and gives
@@ -28,6 +31,7 @@ use k8s_openapi::{
     api::{
         apps::v1::{Deployment, ReplicaSet},
         batch::v1::Job,
+        core::v1::Node,
     },
     apimachinery::pkg::apis::meta::v1::Time,
     jiff::{SignedDuration, Timestamp},
@@ -117,6 +121,9 @@ pub struct Plan {
     /// Pods to delete: pending unschedulable for longer than `rescheduleCriticalSeconds` in a subset that is
     /// not the last one (Adaptive rescheduling); deleted after the status is written.
     pub unschedulable: Vec<String>,
+    /// Pods created before the WorkloadSpread, adopted into a subset: (pod, merge patch of the matched
+    /// annotation and the subset patch's metadata).
+    pub adoptions: Vec<(String, Value)>,
 }
 
 /// Inputs of [`plan`] besides the WorkloadSpread.
@@ -127,6 +134,8 @@ pub struct Observed<'a> {
     pub replicas: i32,
     /// The version of the workload's current template; `None` when not known.
     pub latest_version: Option<&'a str>,
+    /// The nodes of the pods (pods on other nodes are not adopted).
+    pub nodes: &'a BTreeMap<String, Arc<Node>>,
     pub now: Timestamp,
 }
 
@@ -235,11 +244,10 @@ fn deletion_costs(
             changes.extend(cost_change(pod, value));
         }
     }
-    // Pods of subsets that no longer exist go first. Pods that never had a subset (created before the
-    // WorkloadSpread) are left alone: adopting them needs their node, which is not read here.
+    // Pods of no subset (of a subset that no longer exists, or that could not be adopted) go first.
     let fake = (-100 * (n + 1)).to_string();
     for pod in by_subset.get(FAKE_SUBSET).into_iter().flatten() {
-        if pods::is_active(pod) && injected(pod).is_some_and(|i| i.name == ws.name_any()) {
+        if pods::is_active(pod) {
             changes.extend(cost_change(pod, fake.clone()));
         }
     }
@@ -430,23 +438,67 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
     let subset_names: BTreeSet<&str> = ws.spec.subsets.iter().map(|s| s.name.as_str()).collect();
     let filter = ws.spec.target_filter.as_ref().and_then(|f| f.selector.as_ref());
     let empty = BTreeMap::new();
-    // Group by version, then by subset.
-    let mut versioned: BTreeMap<String, PodsBySubset> = BTreeMap::new();
-    let mut all: PodsBySubset = BTreeMap::new();
+    // Group by version, then by subset; pods of no subset of this WorkloadSpread are adopted by version,
+    // each version's subsets taking its pods up to their maxReplicas first.
+    let mut by_version: BTreeMap<String, Vec<&Arc<PodRecord>>> = BTreeMap::new();
     for pod in observed.pods {
         if filter.is_some_and(|f| !pods::selects(f, pod.metadata.labels.as_ref().unwrap_or(&empty))) {
             continue;
         }
-        let subset = injected(pod)
-            .filter(|i| i.name == name && !i.subset.is_empty() && subset_names.contains(i.subset.as_str()))
-            .map_or(FAKE_SUBSET.to_string(), |i| i.subset);
-        versioned
-            .entry(pod_version(pod))
-            .or_default()
-            .entry(subset.clone())
-            .or_default()
-            .push(pod.clone());
-        all.entry(subset).or_default().push(pod.clone());
+        by_version.entry(pod_version(pod)).or_default().push(pod);
+    }
+    let mut versioned: BTreeMap<String, PodsBySubset> = BTreeMap::new();
+    let mut all: PodsBySubset = BTreeMap::new();
+    let mut adoptions = Vec::new();
+    for (version, version_pods) in by_version {
+        let mut missing = BTreeMap::new();
+        for subset in &ws.spec.subsets {
+            let max = match &subset.max_replicas {
+                None => i64::from(i32::MAX),
+                Some(m) => i64::from(scaled_value(m, observed.replicas, true)?),
+            };
+            missing.insert(subset.name.clone(), max);
+        }
+        for pod in &version_pods {
+            if let Some(m) = injected(pod)
+                .filter(|i| i.name == name)
+                .and_then(|i| missing.get_mut(&i.subset))
+            {
+                *m -= 1;
+            }
+        }
+        for pod in version_pods {
+            let subset = match injected(pod).filter(|i| i.name == name) {
+                Some(i) if subset_names.contains(i.subset.as_str()) => i.subset,
+                Some(_) => FAKE_SUBSET.to_string(),
+                None => {
+                    let node = pod
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_deref())
+                        .filter(|n| !n.is_empty())
+                        .and_then(|n| observed.nodes.get(n));
+                    match node.and_then(|node| adopt::choose(ws, pod, node, &missing)) {
+                        Some(i) => {
+                            let subset = &ws.spec.subsets[i];
+                            adoptions.push((pod.name_any(), adopt::adoption_patch(ws, subset)));
+                            if let Some(m) = missing.get_mut(&subset.name) {
+                                *m -= 1;
+                            }
+                            subset.name.clone()
+                        }
+                        None => FAKE_SUBSET.to_string(),
+                    }
+                }
+            };
+            versioned
+                .entry(version.clone())
+                .or_default()
+                .entry(subset.clone())
+                .or_default()
+                .push(pod.clone());
+            all.entry(subset).or_default().push(pod.clone());
+        }
     }
 
     let mut deletion = Vec::new();
@@ -503,6 +555,7 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
         recheck_after: recheck,
         events,
         unschedulable,
+        adoptions,
     })
 }
 
@@ -673,12 +726,18 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
             }
         });
     let (pods, replicas, latest) = observe(&context, &ws).await?;
+    let nodes: BTreeMap<String, Arc<Node>> = pods
+        .iter()
+        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+        .filter_map(|n| Some((n.clone(), context.view.node(&n)?)))
+        .collect();
     let plan = plan(
         &ws,
         &Observed {
             pods: &pods,
             replicas,
             latest_version: latest.as_deref(),
+            nodes: &nodes,
             now: Timestamp::now(),
         },
     )
@@ -687,6 +746,16 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
         message,
     })?;
     let pods_api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
+    for (pod, patch) in &plan.adoptions {
+        match pods_api
+            .patch(pod, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => tracing::info!(%namespace, workload_spread = %name, pod, "adopted a pre-existing pod"),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     for (pod, cost) in &plan.deletion_costs {
         let patch = json!({"metadata": {"annotations": {DELETION_COST_ANNOTATION: cost}}});
         match pods_api
@@ -868,6 +937,7 @@ pub async fn run(context: Context) {
         .await;
 }
 
+mod adopt;
 mod reschedule;
 
 #[cfg(test)]
