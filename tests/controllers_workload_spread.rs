@@ -100,3 +100,143 @@ async fn subset_status_and_deletion_cost_of_a_clone_set() {
     assert_eq!(status["subsetStatuses"][0]["missingReplicas"], 0);
     task.abort();
 }
+
+#[tokio::test]
+async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unschedulable() {
+    let api = FakeApi::default();
+    api.put(
+        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
+    );
+    // web-a has waited 2 minutes for a node of zone-a; web-b waits in the last subset, which is never
+    // rescheduled.
+    for (name, subset) in [("web-a", "zone-a"), ("web-b", "zone-b")] {
+        api.put(
+            &format!("{PODS}/{name}"),
+            json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
+                    "creationTimestamp": ago(120),
+                    "annotations": {"apps.kruise.io/matched-workloadspread":
+                        json!({"name": "ws", "subset": subset}).to_string()},
+                    "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+                        "name": "web", "uid": "cs-uid", "controller": true}]},
+                "spec": {"containers": [{"name": "main"}]},
+                "status": {"phase": "Pending", "conditions": [
+                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}),
+        );
+    }
+    api.put(
+        WS,
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
+                "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 60}},
+                "subsets": [{"name": "zone-a", "maxReplicas": 1}, {"name": "zone-b"}]}}),
+    );
+    let client = api.client();
+    let cache = ClusterCache::start(&client, "kruise-system");
+    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
+    let task = tokio::spawn(controllers::workload_spread::run(Context {
+        client,
+        view: Arc::new(cache),
+    }));
+
+    let status = status_when(&api, |s| s["observedGeneration"] == 1).await;
+    let conditions = |i: usize| {
+        let c = &status["subsetStatuses"][i]["conditions"][0];
+        (c["type"].clone(), c["status"].clone(), c["reason"].clone())
+    };
+    assert_eq!(
+        conditions(0),
+        (json!("Schedulable"), json!("False"), json!("PodUnschedulable"))
+    );
+    assert_eq!(
+        conditions(1),
+        (json!("Schedulable"), json!("True"), json!("Sufficient"))
+    );
+    for _ in 0..100 {
+        if api.get(&format!("{PODS}/web-a")).is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        api.get(&format!("{PODS}/web-a")).is_none(),
+        "the stuck pod of zone-a is deleted"
+    );
+    assert!(
+        api.get(&format!("{PODS}/web-b")).is_some(),
+        "the last subset keeps its pods"
+    );
+    task.abort();
+}
+
+#[tokio::test]
+async fn pods_created_before_the_workload_spread_are_adopted_by_their_node() {
+    let api = FakeApi::default();
+    api.put(
+        "/api/v1/nodes/n-a",
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-a", "labels": {"zone": "a"}}}),
+    );
+    api.put(
+        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+            "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
+    );
+    api.put(
+        &format!("{PODS}/web-old"),
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "web-old", "namespace": "ns", "labels": {"app": "web"},
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+                    "name": "web", "uid": "cs-uid", "controller": true}]},
+            "spec": {"nodeName": "n-a", "containers": [{"name": "main"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+    );
+    api.put(
+        WS,
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
+                "subsets": [
+                    {"name": "zone-b", "requiredNodeSelector": {"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["b"]}]}},
+                    {"name": "zone-a", "requiredNodeSelector": {"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": ["a"]}]},
+                        "patch": {"metadata": {"labels": {"spread": "zone-a"}}}}]}}),
+    );
+    let client = api.client();
+    let cache = ClusterCache::start(&client, "kruise-system");
+    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
+    let task = tokio::spawn(controllers::workload_spread::run(Context {
+        client,
+        view: Arc::new(cache),
+    }));
+
+    let status = status_when(&api, |s| s["subsetStatuses"][1]["replicas"] == 1).await;
+    assert_eq!(status["subsetStatuses"][0]["replicas"], 0);
+    let pod = api.get(&format!("{PODS}/web-old")).unwrap();
+    assert_eq!(
+        pod["metadata"]["annotations"]["apps.kruise.io/matched-workloadspread"],
+        json!({"name": "ws", "subset": "zone-a"}).to_string()
+    );
+    assert_eq!(
+        pod["metadata"]["labels"]["spread"], "zone-a",
+        "the subset patch's metadata"
+    );
+    assert_eq!(
+        pod["metadata"]["annotations"]["controller.kubernetes.io/pod-deletion-cost"],
+        "100"
+    );
+    task.abort();
+}

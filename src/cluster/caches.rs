@@ -12,7 +12,7 @@ use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
     batch::v1::Job,
-    core::v1::{ConfigMap, Namespace, PersistentVolumeClaim},
+    core::v1::{ConfigMap, Namespace, Node, PersistentVolumeClaim},
 };
 use kruise_api::{
     PodRecord,
@@ -37,6 +37,8 @@ use serde_json::Value;
 #[derive(Clone)]
 pub struct ClusterCache {
     namespaces: Store<Namespace>,
+    /// Nodes: the WorkloadSpread controller adopts pods by their node's labels and taints.
+    nodes: Store<Node>,
     pods: Store<PodRecord>,
     pvcs: Store<PersistentVolumeClaim>,
     sidecar_sets: Store<SidecarSet>,
@@ -198,6 +200,7 @@ impl ClusterCache {
             namespace: namespace.to_string(),
             sidecar_set_index: Arc::default(),
             namespaces: reflect(Api::all(client.clone())),
+            nodes: reflect(Api::all(client.clone())),
             pods: reflect(Api::all(client.clone())),
             pvcs: reflect(Api::all(client.clone())),
             sidecar_sets: reflect_with(
@@ -257,6 +260,7 @@ impl ClusterCache {
     /// Resolves once every cache has listed once.
     pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
         self.namespaces.wait_until_ready().await?;
+        self.nodes.wait_until_ready().await?;
         self.pods.wait_until_ready().await?;
         self.pvcs.wait_until_ready().await?;
         self.sidecar_sets.wait_until_ready().await?;
@@ -286,6 +290,10 @@ fn in_namespace<K: Resource<DynamicType = ()> + Clone>(store: &Store<K>, namespa
 impl ClusterView for ClusterCache {
     fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
         self.namespaces.get(&ObjectRef::new(name))
+    }
+
+    fn node(&self, name: &str) -> Option<Arc<Node>> {
+        self.nodes.get(&ObjectRef::new(name))
     }
 
     fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>> {

@@ -2,6 +2,9 @@
 //! them in the status (`creatingPods`, `deletingPods`, `missingReplicas`); this controller recounts each
 //! subset from the pods and expires bookings the cluster never confirmed:
 //!
+//! - pods created before the WorkloadSpread are adopted ([`adopt`]) into the subset that fits their node
+//!   best, and patched with the matched annotation and the subset patch's metadata; pods that are not
+//!   scheduled, or fit no subset, are in no subset (and are scaled down first);
 //! - `missingReplicas` starts at `maxReplicas` scaled to the workload (rounded up; −1 when unlimited);
 //!   every active pod of the subset takes one (floored at 0);
 //! - a `deletingPods` record of a still-active pod is kept for 15s ([`DELETE_POD_TIMEOUT`]) and gives
@@ -10,11 +13,13 @@
 //! - the same is done per pod version (`versionedSubsetStatuses`), keeping versions that still book
 //!   something;
 //! - for CloneSet, Deployment and ReplicaSet targets, `controller.kubernetes.io/pod-deletion-cost` makes
-//!   the workload scale down the last subsets (and the excess of over-full subsets) first.
+//!   the workload scale down the last subsets (and the excess of over-full subsets) first;
+//! - with Adaptive rescheduling ([`reschedule`]), pods stuck unschedulable in a subset (but the last) are
+//!   deleted and the subset is `Schedulable=False` for five minutes, so the webhook places their
+//!   replacements elsewhere.
 
 use kruise_api::PodRecord;
 use std::{
-    cmp::Ordering,
     collections::{BTreeMap, BTreeSet},
     sync::Arc,
     time::Duration,
@@ -25,13 +30,14 @@ use k8s_openapi::{
     api::{
         apps::v1::{Deployment, ReplicaSet},
         batch::v1::Job,
+        core::v1::Node,
     },
-    apimachinery::pkg::apis::meta::v1::{Condition, Time},
+    apimachinery::pkg::apis::meta::v1::Time,
     jiff::{SignedDuration, Timestamp},
 };
 use kruise_api::apps_v1beta1::{
-    CloneSet, MATCHED_WORKLOADSPREAD_ANNOTATION, SUBSET_SCHEDULABLE, WorkloadSpread,
-    WorkloadSpreadScheduleStrategyType, WorkloadSpreadStatus, WorkloadSpreadSubsetStatus,
+    CloneSet, MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadStatus,
+    WorkloadSpreadSubsetStatus,
 };
 use kruise_webhooks::{StatusWrite, WriteTarget};
 use kube::{
@@ -109,8 +115,14 @@ pub struct Plan {
     pub deletion_costs: Vec<(String, String)>,
     /// When the earliest kept record expires.
     pub recheck_after: Option<Duration>,
-    /// Warnings (`CreatePodFailed`, `DeletePodFailed`).
+    /// Events, `Reason: message` (warnings `CreatePodFailed`, `DeletePodFailed`; `RecoverSchedulable`).
     pub events: Vec<String>,
+    /// Pods to delete: pending unschedulable for longer than `rescheduleCriticalSeconds` in a subset that is
+    /// not the last one (Adaptive rescheduling); deleted after the status is written.
+    pub unschedulable: Vec<String>,
+    /// Pods created before the WorkloadSpread, adopted into a subset: (pod, merge patch of the matched
+    /// annotation and the subset patch's metadata).
+    pub adoptions: Vec<(String, Value)>,
 }
 
 /// Inputs of [`plan`] besides the WorkloadSpread.
@@ -121,12 +133,14 @@ pub struct Observed<'a> {
     pub replicas: i32,
     /// The version of the workload's current template; `None` when not known.
     pub latest_version: Option<&'a str>,
+    /// The nodes of the pods (pods on other nodes are not adopted).
+    pub nodes: &'a BTreeMap<String, Arc<Node>>,
     pub now: Timestamp,
 }
 
 type PodsBySubset = BTreeMap<String, Vec<Arc<PodRecord>>>;
 
-fn after(time: &Time, delay: Duration) -> Timestamp {
+pub(crate) fn after(time: &Time, delay: Duration) -> Timestamp {
     time.0 + SignedDuration::try_from(delay).unwrap_or_default()
 }
 
@@ -134,116 +148,12 @@ fn until(at: Timestamp, now: Timestamp) -> Duration {
     Duration::try_from(at.duration_since(now)).unwrap_or_default()
 }
 
-/// Kubernetes' `ActivePods` order: the pods to delete first sort first.
-fn deletion_order(a: &PodRecord, b: &PodRecord) -> Ordering {
-    let assigned = |p: &PodRecord| {
-        p.spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_ref())
-            .is_some_and(|n| !n.is_empty())
-    };
-    let phase_rank = |p: &PodRecord| match p.status.as_ref().and_then(|s| s.phase.as_deref()) {
-        Some("Pending") => 0,
-        Some("Unknown") => 1,
-        Some("Running") => 2,
-        _ => 3,
-    };
-    let ready = |p: &PodRecord| pods::is_running_and_ready(p);
-    let ready_since = |p: &PodRecord| {
-        p.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .and_then(|c| c.iter().find(|c| c.type_ == "Ready" && c.status == "True"))
-            .and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))
-    };
-    let restarts = |p: &PodRecord| {
-        p.status
-            .as_ref()
-            .and_then(|s| s.container_statuses.as_ref())
-            .map_or(0, |c| c.iter().map(|c| c.restart_count).max().unwrap_or(0))
-    };
-    let created = |p: &PodRecord| p.metadata.creation_timestamp.as_ref().map(|t| t.0);
-    assigned(a)
-        .cmp(&assigned(b))
-        .then(phase_rank(a).cmp(&phase_rank(b)))
-        .then(ready(a).cmp(&ready(b)))
-        // Ready for a shorter time first: a later (or no) ready time sorts first.
-        .then_with(|| match (ready(a), ready_since(a), ready_since(b)) {
-            (true, Some(x), Some(y)) => y.cmp(&x),
-            _ => Ordering::Equal,
-        })
-        .then(restarts(b).cmp(&restarts(a)))
-        .then_with(|| match (created(a), created(b)) {
-            (Some(x), Some(y)) => y.cmp(&x),
-            (None, Some(_)) => Ordering::Less,
-            (Some(_), None) => Ordering::Greater,
-            (None, None) => Ordering::Equal,
-        })
-}
-
-fn cost_change(pod: &PodRecord, value: String) -> Option<(String, String)> {
-    let current = pods::annotation(pod, DELETION_COST_ANNOTATION);
-    if current == Some(value.as_str()) || (current.is_none() && value == "0") {
-        return None;
-    }
-    Some((pod.name_any(), value))
-}
-
-/// Deletion costs of one version's pods.
-fn deletion_costs(
-    ws: &WorkloadSpread,
-    by_subset: &PodsBySubset,
-    replicas: i32,
-    reverse: bool,
-) -> Result<Vec<(String, String)>, String> {
-    let subsets = &ws.spec.subsets;
-    let n = subsets.len() as i64;
-    let mut changes = Vec::new();
-    for (i, subset) in subsets.iter().enumerate() {
-        let index = if reverse { n - i as i64 - 1 } else { i as i64 };
-        let mut active: Vec<&Arc<PodRecord>> = by_subset
-            .get(&subset.name)
-            .into_iter()
-            .flatten()
-            .filter(|p| pods::is_active(p))
-            .collect();
-        let positive = (100 * (n - index)).to_string();
-        let negative = (-100 * (index + 1)).to_string();
-        let excess = match &subset.max_replicas {
-            None => 0,
-            Some(max) => {
-                let max = scaled_value(max, replicas, true)?;
-                if max < 0 {
-                    return Err(format!("subset {}: negative maxReplicas", subset.name));
-                }
-                active.len().saturating_sub(max as usize)
-            }
-        };
-        active.sort_by(|a, b| deletion_order(a, b));
-        for (k, pod) in active.iter().enumerate() {
-            let value = if k < excess {
-                negative.clone()
-            } else {
-                positive.clone()
-            };
-            changes.extend(cost_change(pod, value));
-        }
-    }
-    // Pods of subsets that no longer exist go first. Pods that never had a subset (created before the
-    // WorkloadSpread) are left alone: adopting them needs their node, which is not read here.
-    let fake = (-100 * (n + 1)).to_string();
-    for pod in by_subset.get(FAKE_SUBSET).into_iter().flatten() {
-        if pods::is_active(pod) && injected(pod).is_some_and(|i| i.name == ws.name_any()) {
-            changes.extend(cost_change(pod, fake.clone()));
-        }
-    }
-    Ok(changes)
-}
-
 struct SubsetPass<'a> {
     now: Timestamp,
     recheck: &'a mut Option<Duration>,
     events: &'a mut Vec<String>,
+    /// Pods that stayed unschedulable too long in an Adaptive subset.
+    unschedulable: Vec<String>,
 }
 
 impl SubsetPass<'_> {
@@ -322,41 +232,37 @@ impl SubsetPass<'_> {
                 self.recheck(expiry);
             }
         }
-        let adaptive = ws.spec.schedule_strategy.type_ == Some(WorkloadSpreadScheduleStrategyType::Adaptive)
-            && ws
-                .spec
-                .schedule_strategy
-                .adaptive
-                .as_ref()
-                .and_then(|a| a.reschedule_critical_seconds)
-                .is_some_and(|s| s > 0);
         let old_conditions = old.and_then(|o| o.conditions.clone()).unwrap_or_default();
-        let conditions = if !adaptive {
-            Vec::new()
-        } else if index + 1 < ws.spec.subsets.len() {
-            // Rescheduling of unschedulable pods is not done here; the conditions are kept as they are.
-            old_conditions
-        } else {
-            let previous = old_conditions.iter().find(|c| c.type_ == SUBSET_SCHEDULABLE);
-            let mut conditions: Vec<Condition> = old_conditions
-                .iter()
-                .filter(|c| c.type_ != SUBSET_SCHEDULABLE)
-                .cloned()
-                .collect();
-            match previous {
-                Some(c) if c.status == "True" && c.reason == "Sufficient" => conditions.push(c.clone()),
-                _ => conditions.push(Condition {
-                    type_: SUBSET_SCHEDULABLE.into(),
-                    status: "True".into(),
-                    reason: "Sufficient".into(),
-                    message: String::new(),
-                    observed_generation: None,
-                    last_transition_time: previous
-                        .filter(|c| c.status == "True")
-                        .map_or(Time(self.now), |c| c.last_transition_time.clone()),
-                }),
+        let conditions = match reschedule::critical_duration(ws) {
+            None => Vec::new(),
+            Some(_) if index + 1 == ws.spec.subsets.len() => {
+                reschedule::last_subset(&old_conditions, self.now)
             }
-            conditions
+            Some(critical) => {
+                let mut stuck = Vec::new();
+                for pod in pods {
+                    match reschedule::pending_timed_out(pod, critical, self.now) {
+                        Ok(true) => stuck.push(pod.name_any()),
+                        Ok(false) => {}
+                        Err(at) => self.recheck(at),
+                    }
+                }
+                let outcome = reschedule::rescheduled(&old_conditions, !stuck.is_empty(), self.now);
+                if let Some(at) = outcome.recheck_at {
+                    self.recheck(at);
+                }
+                if outcome.recovered {
+                    self.events.push(format!(
+                        "RecoverSchedulable: Subset {} of WorkloadSpread {}/{} is recovered from unschedulable \
+                         to schedulable",
+                        subset.name,
+                        ws.namespace().unwrap_or_default(),
+                        ws.name_any()
+                    ));
+                }
+                self.unschedulable.extend(stuck);
+                outcome.conditions
+            }
         };
         Ok(WorkloadSpreadSubsetStatus {
             name: subset.name.clone(),
@@ -426,23 +332,67 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
     let subset_names: BTreeSet<&str> = ws.spec.subsets.iter().map(|s| s.name.as_str()).collect();
     let filter = ws.spec.target_filter.as_ref().and_then(|f| f.selector.as_ref());
     let empty = BTreeMap::new();
-    // Group by version, then by subset.
-    let mut versioned: BTreeMap<String, PodsBySubset> = BTreeMap::new();
-    let mut all: PodsBySubset = BTreeMap::new();
+    // Group by version, then by subset; pods of no subset of this WorkloadSpread are adopted by version,
+    // each version's subsets taking its pods up to their maxReplicas first.
+    let mut by_version: BTreeMap<String, Vec<&Arc<PodRecord>>> = BTreeMap::new();
     for pod in observed.pods {
         if filter.is_some_and(|f| !pods::selects(f, pod.metadata.labels.as_ref().unwrap_or(&empty))) {
             continue;
         }
-        let subset = injected(pod)
-            .filter(|i| i.name == name && !i.subset.is_empty() && subset_names.contains(i.subset.as_str()))
-            .map_or(FAKE_SUBSET.to_string(), |i| i.subset);
-        versioned
-            .entry(pod_version(pod))
-            .or_default()
-            .entry(subset.clone())
-            .or_default()
-            .push(pod.clone());
-        all.entry(subset).or_default().push(pod.clone());
+        by_version.entry(pod_version(pod)).or_default().push(pod);
+    }
+    let mut versioned: BTreeMap<String, PodsBySubset> = BTreeMap::new();
+    let mut all: PodsBySubset = BTreeMap::new();
+    let mut adoptions = Vec::new();
+    for (version, version_pods) in by_version {
+        let mut missing = BTreeMap::new();
+        for subset in &ws.spec.subsets {
+            let max = match &subset.max_replicas {
+                None => i64::from(i32::MAX),
+                Some(m) => i64::from(scaled_value(m, observed.replicas, true)?),
+            };
+            missing.insert(subset.name.clone(), max);
+        }
+        for pod in &version_pods {
+            if let Some(m) = injected(pod)
+                .filter(|i| i.name == name)
+                .and_then(|i| missing.get_mut(&i.subset))
+            {
+                *m -= 1;
+            }
+        }
+        for pod in version_pods {
+            let subset = match injected(pod).filter(|i| i.name == name) {
+                Some(i) if subset_names.contains(i.subset.as_str()) => i.subset,
+                Some(_) => FAKE_SUBSET.to_string(),
+                None => {
+                    let node = pod
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.node_name.as_deref())
+                        .filter(|n| !n.is_empty())
+                        .and_then(|n| observed.nodes.get(n));
+                    match node.and_then(|node| adopt::choose(ws, pod, node, &missing)) {
+                        Some(i) => {
+                            let subset = &ws.spec.subsets[i];
+                            adoptions.push((pod.name_any(), adopt::adoption_patch(ws, subset)));
+                            if let Some(m) = missing.get_mut(&subset.name) {
+                                *m -= 1;
+                            }
+                            subset.name.clone()
+                        }
+                        None => FAKE_SUBSET.to_string(),
+                    }
+                }
+            };
+            versioned
+                .entry(version.clone())
+                .or_default()
+                .entry(subset.clone())
+                .or_default()
+                .push(pod.clone());
+            all.entry(subset).or_default().push(pod.clone());
+        }
     }
 
     let mut deletion = Vec::new();
@@ -454,7 +404,12 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
     {
         for (version, by_subset) in &versioned {
             let reverse = observed.latest_version != Some(version.as_str());
-            deletion.extend(deletion_costs(ws, by_subset, observed.replicas, reverse)?);
+            deletion.extend(deletion_cost::deletion_costs(
+                ws,
+                by_subset,
+                observed.replicas,
+                reverse,
+            )?);
         }
     }
 
@@ -465,8 +420,11 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
         now: observed.now,
         recheck: &mut recheck,
         events: &mut events,
+        unschedulable: Vec::new(),
     };
     let subset_statuses = pass.subsets(ws, old.subset_statuses.as_ref(), &all, observed.replicas)?;
+    // Only the overall pass deletes: the versioned passes see the same pods.
+    let unschedulable = std::mem::take(&mut pass.unschedulable);
     let old_versioned = old.versioned_subset_statuses.clone().unwrap_or_default();
     let mut versioned_statuses = BTreeMap::new();
     for (version, by_subset) in &versioned {
@@ -495,6 +453,8 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, String
         deletion_costs: deletion,
         recheck_after: recheck,
         events,
+        unschedulable,
+        adoptions,
     })
 }
 
@@ -665,12 +625,18 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
             }
         });
     let (pods, replicas, latest) = observe(&context, &ws).await?;
+    let nodes: BTreeMap<String, Arc<Node>> = pods
+        .iter()
+        .filter_map(|p| p.spec.as_ref()?.node_name.clone())
+        .filter_map(|n| Some((n.clone(), context.view.node(&n)?)))
+        .collect();
     let plan = plan(
         &ws,
         &Observed {
             pods: &pods,
             replicas,
             latest_version: latest.as_deref(),
+            nodes: &nodes,
             now: Timestamp::now(),
         },
     )
@@ -679,6 +645,16 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
         message,
     })?;
     let pods_api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
+    for (pod, patch) in &plan.adoptions {
+        match pods_api
+            .patch(pod, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => tracing::info!(%namespace, workload_spread = %name, pod, "adopted a pre-existing pod"),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     for (pod, cost) in &plan.deletion_costs {
         let patch = json!({"metadata": {"annotations": {DELETION_COST_ANNOTATION: cost}}});
         match pods_api
@@ -718,6 +694,19 @@ async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Resul
                 });
             }
             Err(e) => return Err(Error::Write(Box::new(e))),
+        }
+    }
+    // Adaptive rescheduling: the workload recreates these pods and the webhook skips the subset now that
+    // it is Schedulable=False.
+    for pod in &plan.unschedulable {
+        match pods_api.delete(pod, &Default::default()).await {
+            Ok(_) => tracing::info!(%namespace, workload_spread = %name, pod, "deleted unschedulable pod"),
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => {
+                tracing::warn!(%namespace, workload_spread = %name,
+                    "DeletePodFailed: Failed to delete unschedulable Pod {namespace}/{pod}: {e}");
+                return Err(e.into());
+            }
         }
     }
     let wait = plan.recheck_after.map_or(RESYNC, |d| d.min(RESYNC));
@@ -846,6 +835,10 @@ pub async fn run(context: Context) {
         })
         .await;
 }
+
+mod adopt;
+mod deletion_cost;
+mod reschedule;
 
 #[cfg(test)]
 mod tests;

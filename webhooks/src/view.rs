@@ -11,7 +11,7 @@ use std::{
 use k8s_openapi::api::{
     apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
     batch::v1::Job,
-    core::v1::{Namespace, PersistentVolumeClaim},
+    core::v1::{Namespace, Node, PersistentVolumeClaim},
 };
 use kruise_api::{
     PodRecord,
@@ -88,6 +88,10 @@ pub trait ClusterView {
     }
     /// An object of a kind without a typed accessor (e.g. an Advanced StatefulSet), raw.
     fn object(&self, _group: &str, _kind: &str, _namespace: &str, _name: &str) -> Option<Arc<Value>> {
+        None
+    }
+    /// A node by name (labels and taints: the WorkloadSpread controller adopts pods by their node).
+    fn node(&self, _name: &str) -> Option<Arc<Node>> {
         None
     }
 }
@@ -175,6 +179,7 @@ pub struct MemoryView {
     pub replica_sets: ObjectMap<ReplicaSet>,
     pub stateful_sets: ObjectMap<StatefulSet>,
     pub jobs: ObjectMap<Job>,
+    pub nodes: ObjectMap<Node>,
     /// Objects of every other kind, raw, keyed by "group/Kind" (so custom resources can be counted).
     pub others: BTreeMap<String, ObjectMap<Value>>,
     sidecar_set_index: SidecarSetIndexCache,
@@ -325,6 +330,7 @@ impl MemoryView {
         let (ns, n) = (namespace.as_str(), name.as_str());
         match (group_of(&api_version), kind.as_str()) {
             ("", "Namespace") => self.namespaces.insert("", n, decode(object).map_err(invalid)?),
+            ("", "Node") => self.nodes.insert("", n, decode(object).map_err(invalid)?),
             ("", "Pod") => self.pods.insert(ns, n, decode(object).map_err(invalid)?),
             ("", "PersistentVolumeClaim") => {
                 self.persistent_volume_claims
@@ -402,6 +408,10 @@ impl MemoryView {
 impl ClusterView for MemoryView {
     fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
         self.namespaces.get("", name)
+    }
+
+    fn node(&self, name: &str) -> Option<Arc<Node>> {
+        self.nodes.get("", name)
     }
 
     fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>> {
@@ -495,7 +505,16 @@ mod tests {
         }
         view.add(json!({"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "f"}}))
             .unwrap();
+        view.add(
+            json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}),
+        )
+        .unwrap();
         assert!(view.namespace("a").is_some());
+        assert_eq!(
+            view.node("n1").unwrap().metadata.labels.as_ref().unwrap()["zone"],
+            "a"
+        );
+        assert!(view.node("n2").is_none());
         assert_eq!(view.pods("a").len(), 2);
         assert_eq!(view.pods("ab").len(), 1);
         assert_eq!(view.custom_resource_count("example.com", "Foo"), Some(1));

@@ -5,6 +5,7 @@ fn t(s: &str) -> Timestamp {
 }
 
 const NOW: &str = "2026-01-01T00:01:00Z";
+static NO_NODES: BTreeMap<String, Arc<Node>> = BTreeMap::new();
 
 fn spread(kind: &str, subsets: Value, status: Value) -> WorkloadSpread {
     serde_json::from_value(json!({
@@ -43,6 +44,7 @@ fn observed<'a>(pods: &'a [Arc<PodRecord>], replicas: i32, latest: Option<&'stat
         pods,
         replicas,
         latest_version: latest,
+        nodes: &NO_NODES,
         now: t(NOW),
     }
 }
@@ -76,7 +78,7 @@ fn deletion_cost_prefers_the_last_subsets_and_the_excess_of_full_ones() {
         pod("a-unready", Some("a"), false, "CloneSet", None),
         pod("b1", Some("b"), true, "CloneSet", None),
         pod("gone-subset", Some("removed"), true, "CloneSet", None),
-        pod("adopted-later", None, true, "CloneSet", None),
+        pod("unknown-node", None, true, "CloneSet", None),
     ];
     let plan = super::plan(&ws, &observed(&pods, 3, Some(VERSION_IGNORED))).unwrap();
     assert_eq!(
@@ -86,9 +88,11 @@ fn deletion_cost_prefers_the_last_subsets_and_the_excess_of_full_ones() {
             ("a-unready".into(), "-100".into()),
             ("b1".into(), "100".into()),
             ("gone-subset".into(), "-300".into()), // −100 × (n + 1)
+            ("unknown-node".into(), "-300".into()),
         ]),
-        "pods without a subset annotation are left alone"
+        "pods of no subset, adopted or not, go first"
     );
+    assert!(plan.adoptions.is_empty(), "its node is not known");
 }
 
 #[test]
@@ -224,7 +228,13 @@ fn target_filter_and_schedulable_conditions() {
             .unwrap();
     let plan2 = super::plan(&ws, &observed(&pods, 1, Some(VERSION_IGNORED))).unwrap();
     let subsets = plan2.status.subset_statuses.unwrap();
-    assert_eq!(subsets[0].conditions, None);
+    let first = subsets[0].conditions.clone().unwrap();
+    assert_eq!(
+        (first[0].status.as_str(), first[0].reason.as_str()),
+        ("True", "Sufficient"),
+        "no pod is stuck"
+    );
+    assert!(plan2.unschedulable.is_empty());
     let last = subsets[1].conditions.clone().unwrap();
     assert_eq!(
         (
@@ -234,5 +244,130 @@ fn target_filter_and_schedulable_conditions() {
         ),
         ("Schedulable", "True", "Sufficient"),
         "the last subset is always schedulable"
+    );
+}
+
+/// A pod of `subset` created at `created` that the scheduler cannot place.
+fn stuck(name: &str, subset: &str, created: &str) -> Arc<PodRecord> {
+    let mut pod = (*pod(name, Some(subset), false, "CloneSet", None)).clone();
+    pod.metadata.creation_timestamp = Some(Time(t(created)));
+    pod.spec.as_mut().unwrap().node_name = None;
+    pod.status = Some(
+        serde_json::from_value(json!({"phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}))
+        .unwrap(),
+    );
+    Arc::new(pod)
+}
+
+#[test]
+fn adaptive_rescheduling_deletes_stuck_pods_of_all_but_the_last_subset() {
+    let mut ws = spread("CloneSet", json!([{"name": "a"}, {"name": "b"}]), Value::Null);
+    ws.spec.schedule_strategy =
+        serde_json::from_value(json!({"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 30}}))
+            .unwrap();
+    let pods = [
+        stuck("a-old", "a", "2026-01-01T00:00:00Z"),
+        stuck("a-new", "a", "2026-01-01T00:00:50Z"),
+        stuck("b-old", "b", "2026-01-01T00:00:00Z"),
+    ];
+    let plan = super::plan(&ws, &observed(&pods, 3, Some(VERSION_IGNORED))).unwrap();
+    assert_eq!(
+        plan.unschedulable,
+        vec!["a-old".to_string()],
+        "never the last subset"
+    );
+    let subsets = plan.status.subset_statuses.clone().unwrap();
+    let a = &subsets[0].conditions.as_ref().unwrap()[0];
+    assert_eq!(
+        (a.status.as_str(), a.reason.as_str(), a.last_transition_time.0),
+        ("False", "PodUnschedulable", t(NOW))
+    );
+    assert_eq!(subsets[1].conditions.as_ref().unwrap()[0].status, "True");
+    // a-new times out 20s from now.
+    assert_eq!(plan.recheck_after, Some(Duration::from_secs(20)));
+
+    // Six minutes later, the stuck pods gone: subset a recovers.
+    ws.status = Some(plan.status);
+    let later = Observed {
+        now: t("2026-01-01T00:07:00Z"),
+        ..observed(&[], 3, Some(VERSION_IGNORED))
+    };
+    let plan = super::plan(&ws, &later).unwrap();
+    let a = &plan.status.subset_statuses.unwrap()[0]
+        .conditions
+        .clone()
+        .unwrap()[0];
+    assert_eq!((a.status.as_str(), a.reason.as_str()), ("True", "Sufficient"));
+    assert!(plan.unschedulable.is_empty());
+    assert!(
+        plan.events
+            .iter()
+            .any(|e| e.starts_with("RecoverSchedulable: Subset a of WorkloadSpread ns/ws"))
+    );
+}
+
+#[test]
+fn pre_existing_pods_are_adopted_by_their_node_and_then_counted() {
+    let ws = spread(
+        "CloneSet",
+        json!([
+            {"name": "a", "maxReplicas": 1, "requiredNodeSelector": {"matchExpressions": [
+                {"key": "zone", "operator": "In", "values": ["a"]}]}},
+            {"name": "b", "patch": {"metadata": {"labels": {"zone": "b"}}}},
+        ]),
+        Value::Null,
+    );
+    let n1: Node =
+        serde_json::from_value(json!({"metadata": {"name": "n1", "labels": {"zone": "a"}}})).unwrap();
+    let nodes = BTreeMap::from([("n1".to_string(), Arc::new(n1))]);
+    let mut unscheduled = (*pod("pending", None, false, "CloneSet", None)).clone();
+    unscheduled.spec.as_mut().unwrap().node_name = None;
+    let pods = [
+        pod("old-1", None, true, "CloneSet", None),
+        pod("old-2", None, true, "CloneSet", None),
+        Arc::new(unscheduled),
+    ];
+    let plan = super::plan(
+        &ws,
+        &Observed {
+            nodes: &nodes,
+            ..observed(&pods, 2, Some(VERSION_IGNORED))
+        },
+    )
+    .unwrap();
+    // Both fit a and b (b has no required term); old-1 takes a's one missing replica, so old-2 goes to b,
+    // which still misses some (unlimited).
+    let adopted: Vec<(&str, &str)> = plan
+        .adoptions
+        .iter()
+        .map(|(pod, patch)| {
+            let matched = &patch["metadata"]["annotations"][MATCHED_WORKLOADSPREAD_ANNOTATION];
+            (pod.as_str(), matched.as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        adopted,
+        [
+            ("old-1", r#"{"name":"ws","subset":"a"}"#),
+            ("old-2", r#"{"name":"ws","subset":"b"}"#)
+        ]
+    );
+    assert_eq!(
+        plan.adoptions[1].1["metadata"]["labels"],
+        json!({"zone": "b"}),
+        "with b's patch metadata"
+    );
+    let subsets = plan.status.subset_statuses.clone().unwrap();
+    assert_eq!((subsets[0].replicas, subsets[0].missing_replicas), (1, 0));
+    assert_eq!((subsets[1].replicas, subsets[1].missing_replicas), (1, -1));
+    // The unscheduled pod is in no subset and goes first.
+    assert_eq!(
+        costs(&plan),
+        BTreeMap::from([
+            ("old-1".into(), "200".into()),
+            ("old-2".into(), "100".into()),
+            ("pending".into(), "-300".into()),
+        ])
     );
 }
