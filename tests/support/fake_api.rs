@@ -63,6 +63,9 @@ pub struct FakeApi {
     events: Arc<Mutex<Vec<Event>>>,
     version: Arc<Mutex<u64>>,
     changed: Arc<tokio::sync::watch::Sender<u64>>,
+    /// Held through each write request: a resourceVersion precondition is checked and the write made
+    /// atomically, as etcd's compare-and-swap does.
+    serial: Arc<Mutex<()>>,
 }
 
 impl Default for FakeApi {
@@ -76,6 +79,7 @@ impl Default for FakeApi {
             events: Arc::default(),
             version: Arc::default(),
             changed: Arc::new(tokio::sync::watch::channel(0).0),
+            serial: Arc::default(),
         }
     }
 }
@@ -320,6 +324,10 @@ impl FakeApi {
         let Some(api_path) = ApiPath::parse(&path) else {
             return status(StatusCode::NOT_FOUND, "NotFound", &format!("{path} not found"));
         };
+        // A write's precondition check and the write itself happen under one lock, like etcd's
+        // compare-and-swap (nothing below awaits).
+        let serial = self.serial.clone();
+        let _serial = (parts.method != Method::GET).then(|| serial.lock().unwrap_or_else(|p| p.into_inner()));
         if parts.method != Method::GET && self.failing.lock().unwrap().contains(&path) {
             return status(
                 StatusCode::INTERNAL_SERVER_ERROR,
