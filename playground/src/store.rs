@@ -188,13 +188,16 @@ impl Store {
         self.changed.notify_waiters();
     }
 
-    /// Stores a new object, stamping its resourceVersion.
-    pub fn create(&self, key: &ResKey, mut obj: Value) -> Result<Value, StoreError> {
-        let mut inner = self.lock();
-        let id = (meta::namespace(&obj).to_string(), meta::name(&obj).to_string());
-        if inner.objects.get(key).is_some_and(|o| o.contains_key(&id)) {
-            return Err(StoreError::Exists);
-        }
+    /// Stamps the next resourceVersion on `obj`, stores it and records the event (`Added` without an
+    /// `old` object, `Modified` with one).
+    fn store(
+        &self,
+        inner: &mut Inner,
+        key: &ResKey,
+        id: (String, String),
+        mut obj: Value,
+        old: Option<Value>,
+    ) -> Value {
         inner.rv += 1;
         let rv = inner.rv;
         meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
@@ -203,19 +206,34 @@ impl Store {
             .entry(key.clone())
             .or_default()
             .insert(id, obj.clone());
+        let kind = if old.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
         let event = Event {
-            kind: EventType::Added,
+            kind,
             key: key.clone(),
             rv,
             object: obj.clone(),
-            old: None,
+            old,
         };
-        self.record(&mut inner, event);
-        Ok(obj)
+        self.record(inner, event);
+        obj
+    }
+
+    /// Stores a new object, stamping its resourceVersion.
+    pub fn create(&self, key: &ResKey, obj: Value) -> Result<Value, StoreError> {
+        let mut inner = self.lock();
+        let id = (meta::namespace(&obj).to_string(), meta::name(&obj).to_string());
+        if inner.objects.get(key).is_some_and(|o| o.contains_key(&id)) {
+            return Err(StoreError::Exists);
+        }
+        Ok(self.store(&mut inner, key, id, obj, None))
     }
 
     /// Replaces an object if its stored resourceVersion is `expected_rv`.
-    pub fn update(&self, key: &ResKey, expected_rv: &str, mut obj: Value) -> Result<Value, StoreError> {
+    pub fn update(&self, key: &ResKey, expected_rv: &str, obj: Value) -> Result<Value, StoreError> {
         let mut inner = self.lock();
         let id = (meta::namespace(&obj).to_string(), meta::name(&obj).to_string());
         let old = inner
@@ -227,23 +245,7 @@ impl Store {
         if meta::resource_version(&old) != expected_rv {
             return Err(StoreError::Conflict);
         }
-        inner.rv += 1;
-        let rv = inner.rv;
-        meta::metadata_mut(&mut obj).insert("resourceVersion".into(), Value::String(rv.to_string()));
-        inner
-            .objects
-            .entry(key.clone())
-            .or_default()
-            .insert(id, obj.clone());
-        let event = Event {
-            kind: EventType::Modified,
-            key: key.clone(),
-            rv,
-            object: obj.clone(),
-            old: Some(old),
-        };
-        self.record(&mut inner, event);
-        Ok(obj)
+        Ok(self.store(&mut inner, key, id, obj, Some(old)))
     }
 
     /// Removes an object if its stored resourceVersion is `expected_rv`; returns its last state
