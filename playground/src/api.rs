@@ -35,6 +35,8 @@ pub struct Api {
     pub admission: Vec<Arc<dyn AdmissionHook>>,
     /// How often watches with `allowWatchBookmarks=true` get a BOOKMARK.
     pub bookmark_interval: std::time::Duration,
+    /// Requests answered, by verb and resource.
+    pub requests: crate::request_counts::RequestCounts,
 }
 
 impl std::fmt::Debug for Api {
@@ -58,6 +60,7 @@ impl Api {
             registry: Registry::default(),
             admission,
             bookmark_interval: std::time::Duration::from_secs(60),
+            requests: Default::default(),
         };
         let ns_key = ResKey::new("", "namespaces");
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

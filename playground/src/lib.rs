@@ -34,6 +34,7 @@ pub mod patch;
 pub mod printers;
 pub mod protobuf;
 pub mod registry;
+pub mod request_counts;
 pub mod resources;
 pub mod routes;
 pub mod scale;

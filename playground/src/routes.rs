@@ -206,6 +206,7 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
                 .registry
                 .find(&p.group, &p.version, &p.resource)
                 .ok_or_else(ApiError::path_not_found)?;
+            api.requests.record(&req.method, &p);
             if let Some(sub) = &p.subresource
                 && !crate::resources::Subresource::parse(sub).is_some_and(|s| def.has(s))
             {
