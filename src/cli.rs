@@ -50,6 +50,10 @@ pub struct PlaygroundArgs {
     /// How long the simulated kubelet takes to start a container, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     pub kubelet_delay_ms: u64,
+    /// Do not run kruise-rs in this process: install it, and resolve its webhook Service to this
+    /// address, where you run `kruise serve --port <its port>` with the playground's kubeconfig.
+    #[arg(long, value_name = "ADDR")]
+    pub external_webhook: Option<SocketAddr>,
 }
 
 /// How the serving certificate is obtained.

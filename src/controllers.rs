@@ -80,28 +80,31 @@ pub const ERROR_REQUEUE: Duration = Duration::from_secs(5);
 
 /// Runs the controllers while `leading` reads true: starts them when it turns true, aborts them when it
 /// turns false (or when the sender is gone). Webhook serving is unaffected.
-pub fn spawn(context: Context, mut leading: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut running: Option<JoinSet<()>> = None;
-        loop {
-            let lead = *leading.borrow_and_update();
-            if lead && running.is_none() {
-                tracing::info!("leading: starting controllers");
-                running = Some(start_all(&context));
-            } else if !lead && let Some(mut set) = running.take() {
-                tracing::info!("not leading: stopping controllers");
-                set.abort_all();
-                while set.join_next().await.is_some() {}
-            }
-            if leading.changed().await.is_err() {
-                break;
-            }
-        }
-        if let Some(mut set) = running.take() {
+pub fn spawn(context: Context, leading: watch::Receiver<bool>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(run_while_leading(context, leading))
+}
+
+/// [`spawn`]'s loop, to run inside another task: dropping the future stops the controllers.
+pub async fn run_while_leading(context: Context, mut leading: watch::Receiver<bool>) {
+    let mut running: Option<JoinSet<()>> = None;
+    loop {
+        let lead = *leading.borrow_and_update();
+        if lead && running.is_none() {
+            tracing::info!("leading: starting controllers");
+            running = Some(start_all(&context));
+        } else if !lead && let Some(mut set) = running.take() {
+            tracing::info!("not leading: stopping controllers");
             set.abort_all();
             while set.join_next().await.is_some() {}
         }
-    })
+        if leading.changed().await.is_err() {
+            break;
+        }
+    }
+    if let Some(mut set) = running.take() {
+        set.abort_all();
+        while set.join_next().await.is_some() {}
+    }
 }
 
 /// Starts every controller; dropping or aborting the set stops them.

@@ -40,9 +40,9 @@ pub enum PlaygroundError {
     /// The webhook port or the kubeconfig.
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    /// The first serving certificate.
-    #[error("webhook certificate: {0}")]
-    Certificates(#[from] crate::certificates::CertSyncError),
+    /// kruise-rs's own start-up (certificates, ports).
+    #[error("kruise serve: {0:#}")]
+    Serve(anyhow::Error),
     /// kruise-rs did not become ready in time.
     #[error("kruise-rs not ready after {0:?}: {1}")]
     NotReady(Duration, &'static str),
@@ -59,6 +59,9 @@ pub struct Options {
     pub kubelet_delay: Duration,
     /// The webhook switches.
     pub settings: Settings,
+    /// Run kruise-rs elsewhere: its webhook Service resolves to this address, where a separate
+    /// `kruise serve` (given this playground's kubeconfig) is to listen. `None`: run it here.
+    pub external_webhook: Option<SocketAddr>,
 }
 
 impl Default for Options {
@@ -71,6 +74,7 @@ impl Default for Options {
                 deletion_protection: true,
                 crd_cascading_protection: false,
             },
+            external_webhook: None,
         }
     }
 }
@@ -83,7 +87,9 @@ pub struct Handle {
     pub client: kube::Client,
     /// Where kruise-rs's webhooks listen.
     pub webhook_addr: SocketAddr,
-    kruise: serve::Kruise,
+    /// Where its /metrics, /healthz and /readyz listen (`None` when it runs elsewhere).
+    pub metrics_addr: Option<SocketAddr>,
+    kruise: Option<serve::Kruise>,
 }
 
 impl std::fmt::Debug for Handle {
@@ -95,12 +101,19 @@ impl std::fmt::Debug for Handle {
     }
 }
 
-/// Starts the simulated cluster, installs kruise-rs and returns once its webhooks answer.
+/// Starts the simulated cluster, installs kruise-rs and returns once its webhooks answer (at
+/// once, when kruise-rs is to run elsewhere).
 pub async fn start(options: Options) -> Result<Handle, PlaygroundError> {
     // The webhook port is bound first so that the cluster can resolve the Service to it.
-    let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    listener.set_nonblocking(true)?;
-    let webhook_addr = listener.local_addr()?;
+    let (listener, webhook_addr) = match options.external_webhook {
+        Some(addr) => (None, addr),
+        None => {
+            let listener = std::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+            listener.set_nonblocking(true)?;
+            let addr = listener.local_addr()?;
+            (Some(listener), addr)
+        }
+    };
     let playground = Playground::start(PlaygroundOptions {
         addr: options.listen,
         webhook_address: Some(webhook_addr),
@@ -111,12 +124,19 @@ pub async fn start(options: Options) -> Result<Handle, PlaygroundError> {
     .await?;
     let client = playground.client().await?;
     install::install(&client).await?;
-    let kruise = serve::start(client.clone(), listener, options.settings).await?;
-    install::wait_ready(&client, &kruise).await?;
+    let kruise = match listener {
+        Some(listener) => {
+            let kruise = serve::start(client.clone(), listener, options.settings).await?;
+            install::wait_ready(&client, &kruise).await?;
+            Some(kruise)
+        }
+        None => None,
+    };
     Ok(Handle {
         playground,
         client,
         webhook_addr,
+        metrics_addr: kruise.as_ref().map(serve::Kruise::metrics_addr),
         kruise,
     })
 }
@@ -129,7 +149,9 @@ impl Handle {
 
     /// Stops kruise-rs, then the cluster.
     pub async fn shutdown(self) {
-        self.kruise.stop().await;
+        if let Some(kruise) = self.kruise {
+            kruise.stop().await;
+        }
         self.playground.shutdown().await;
     }
 }
@@ -141,6 +163,7 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
         listen: args.listen,
         nodes: args.nodes,
         kubelet_delay: Duration::from_millis(args.kubelet_delay_ms),
+        external_webhook: args.external_webhook,
         ..Options::default()
     };
     let handle = start(options).await.context("cannot start the playground")?;
@@ -148,6 +171,15 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
     let path = std::path::absolute(&path).unwrap_or(path);
     println!("kubeconfig: {}", path.display());
     println!("  export KUBECONFIG={}", path.display());
+    match (args.external_webhook, handle.metrics_addr) {
+        (Some(addr), _) => println!(
+            "kruise-rs is not running: start `KUBECONFIG={} kruise serve --port {}`",
+            path.display(),
+            addr.port()
+        ),
+        (None, Some(metrics)) => println!("kruise-rs metrics: http://{metrics}/metrics"),
+        (None, None) => {}
+    }
     println!("ready");
     shutdown_signal().await;
     tracing::info!("shutting down the playground");

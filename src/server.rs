@@ -52,6 +52,29 @@ pub struct Running {
     /// The shared state (tests read metrics and certificates through it).
     pub app: Arc<App>,
     pub certs: Arc<CertManager>,
+    /// The certificate loop, and in a cluster the caches' start-up and the controllers.
+    background: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Stops the background loops, then serving (in-flight reviews get `grace`).
+    pub async fn stop(self, grace: Duration) {
+        for task in &self.background {
+            task.abort();
+        }
+        self.handle.graceful_shutdown(Some(grace));
+        let _ = self.done.await;
+    }
+}
+
+/// What an embedding program hands `start` instead of taking it from the environment: the
+/// playground passes its own client and a port it bound before the cluster was told about it.
+#[derive(Default)]
+pub struct Provided {
+    /// The cluster's client (else in-cluster configuration or `KUBECONFIG`); ignored with `--objects`.
+    pub client: Option<kube::Client>,
+    /// An already bound webhook port (else `--bind-address`:`--port`).
+    pub listener: Option<std::net::TcpListener>,
 }
 
 /// The webhook switches from the command line.
@@ -79,9 +102,15 @@ pub fn load_view(paths: &[std::path::PathBuf]) -> anyhow::Result<MemoryView> {
 
 /// Starts everything and returns once the webhook port is listening.
 pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
+    start_with(args, Provided::default()).await
+}
+
+/// [`start`] with a client and a webhook port provided by the caller.
+pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<Running> {
     let metrics = Arc::new(Metrics::new());
     let standalone = !args.objects.is_empty();
     let readiness = Arc::new(Readiness::new(!standalone));
+    let mut background = Vec::new();
     let (state, store) = if standalone {
         let view = load_view(&args.objects)?;
         tracing::info!(
@@ -95,7 +124,9 @@ pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
         };
         (StateSource::Memory(std::sync::RwLock::new(view)), store)
     } else {
-        cluster_state(&args, &readiness).await?
+        let (state, store, caches) = cluster_state(&args, &readiness, provided.client).await?;
+        background.push(caches);
+        (state, store)
     };
     let admission = Admission {
         state,
@@ -108,7 +139,7 @@ pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
         readiness.clone(),
     ));
     let rustls = first_certificate(&certs, standalone).await?;
-    tokio::spawn(certs.clone().run());
+    background.push(tokio::spawn(certs.clone().run()));
 
     let events = match &admission.state {
         StateSource::Cluster(cache) => events::EventSink::cluster(cache.client().clone(), instance_name()),
@@ -132,7 +163,11 @@ pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
     let acceptor = RustlsAcceptor::new(rustls)
         .handshake_timeout(Duration::from_secs(10))
         .acceptor(NoDelayAcceptor::new());
-    let server = axum_server::bind(addr).acceptor(acceptor).handle(handle.clone());
+    let server = match provided.listener {
+        Some(listener) => axum_server::from_tcp(listener).context("the provided webhook listener")?,
+        None => axum_server::bind(addr),
+    };
+    let server = server.acceptor(acceptor).handle(handle.clone());
     let router = router::router(app.clone());
     let done = tokio::spawn(server.serve(router.into_make_service()));
     let webhook_addr = handle
@@ -147,6 +182,7 @@ pub async fn start(args: ServeArgs) -> anyhow::Result<Running> {
         done,
         app,
         certs,
+        background,
     })
 }
 
@@ -185,17 +221,21 @@ fn instance_name() -> String {
 async fn cluster_state(
     args: &ServeArgs,
     readiness: &Arc<Readiness>,
-) -> anyhow::Result<(StateSource, CertStore)> {
-    let client = kube::Client::try_default()
-        .await
-        .context("no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone")?;
+    client: Option<kube::Client>,
+) -> anyhow::Result<(StateSource, CertStore, tokio::task::JoinHandle<()>)> {
+    let client = match client {
+        Some(client) => client,
+        None => kube::Client::try_default().await.context(
+            "no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone",
+        )?,
+    };
     let cache = ClusterCache::start(&client, &args.namespace);
     let identity = instance_name();
     let leading = LeaderElector::new(client.clone(), &args.namespace, "kruise-rs-leader", &identity).spawn();
     let synced = cache.clone();
     let ready = readiness.clone();
     let controller_client = client.clone();
-    tokio::spawn(async move {
+    let caches = tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {
             tracing::info!("cluster caches synced");
             ready.set_caches_synced();
@@ -205,7 +245,8 @@ async fn cluster_state(
                 client: controller_client,
                 view: Arc::new(synced),
             };
-            controllers::spawn(context, leading);
+            // Runs until this task is aborted ([`Running::stop`]), which stops the controllers.
+            controllers::run_while_leading(context, leading).await;
         }
     });
     let store = match args.cert_mode {
@@ -220,7 +261,7 @@ async fn cluster_state(
         }
         CertMode::External => CertStore::External(args.cert_dir.clone()),
     };
-    Ok((StateSource::Cluster(cache), store))
+    Ok((StateSource::Cluster(cache), store, caches))
 }
 
 /// /metrics, /healthz and /readyz.

@@ -84,7 +84,7 @@ pub async fn wait_ready(client: &Client, kruise: &Kruise) -> Result<(), Playgrou
                 .flatten()
                 .map(|w| w.client_config.ca_bundle.as_ref()),
         );
-        let caches = kruise.readiness.check().is_ok();
+        let caches = kruise.readiness().check().is_ok();
         if m_ok && v_ok && caches {
             return Ok(());
         }

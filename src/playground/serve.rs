@@ -1,40 +1,54 @@
-//! `kruise serve` in cluster mode against the playground, assembled from the server's own parts
-//! (the same ones `server::start` uses) with the playground's client instead of a kubeconfig
-//! from the environment, and an already bound webhook port.
+//! `kruise serve` in cluster mode against the playground: the server's own start-up
+//! ([`crate::server::start_with`]) with the playground's client and an already bound webhook port.
 
-use std::{sync::Arc, time::Duration};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
-use axum_server::{Handle, accept::NoDelayAcceptor, tls_rustls::RustlsAcceptor};
-use kruise_certs::CertConfig;
 use kruise_webhooks::Settings;
-use time::OffsetDateTime;
 
 use super::{NAMESPACE, PlaygroundError, SERVICE};
 use crate::{
-    admission::{Admission, StateSource},
-    certificates::{CertManager, CertStore},
-    cluster::{CaBundlePublisher, CertSecret, ClusterCache, LeaderElector},
-    controllers,
-    server::{App, events::EventSink, health::Readiness, metrics::Metrics, router},
+    cli::{CertMode, ServeArgs},
+    server::{self, Provided, Running, health::Readiness},
 };
 
 /// The running kruise-rs.
 pub struct Kruise {
-    /// Caches synced and certificate loaded.
-    pub readiness: Arc<Readiness>,
-    handle: Handle<std::net::SocketAddr>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    running: Running,
 }
 
 impl Kruise {
-    /// Stops serving, the controllers and the certificate loop.
+    /// Caches synced and certificate loaded.
+    pub fn readiness(&self) -> &Arc<Readiness> {
+        &self.running.app.readiness
+    }
+
+    /// Where /metrics, /healthz and /readyz listen.
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.running.metrics_addr
+    }
+
+    /// Stops the controllers and the certificate loop, then serving.
     pub async fn stop(self) {
-        for task in &self.tasks {
-            task.abort();
-        }
-        self.handle.graceful_shutdown(Some(Duration::from_secs(1)));
-        let _ = self.server.await;
+        self.running.stop(Duration::from_secs(1)).await;
+    }
+}
+
+/// The arguments `kruise serve` would get in the playground's cluster.
+fn args(settings: Settings) -> ServeArgs {
+    ServeArgs {
+        port: 0,
+        bind_address: [127, 0, 0, 1].into(),
+        metrics_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        objects: vec![],
+        cert_dir: std::env::temp_dir(),
+        cert_mode: CertMode::SelfSigned,
+        ca_validity_days: 3650,
+        cert_validity_days: 365,
+        namespace: NAMESPACE.into(),
+        service_name: SERVICE.into(),
+        secret_name: "kruise-webhook-certs".into(),
+        disable_deletion_protection: !settings.deletion_protection,
+        enable_crd_cascading_protection: settings.crd_cascading_protection,
     }
 }
 
@@ -44,68 +58,12 @@ pub async fn start(
     listener: std::net::TcpListener,
     settings: Settings,
 ) -> Result<Kruise, PlaygroundError> {
-    let metrics = Arc::new(Metrics::new());
-    let readiness = Arc::new(Readiness::new(true));
-    let cache = ClusterCache::start(&client, NAMESPACE);
-    let identity = format!("kruise-playground-{}", std::process::id());
-    let leading = LeaderElector::new(client.clone(), NAMESPACE, "kruise-rs-leader", &identity).spawn();
-    let (synced, ready, controller_client) = (cache.clone(), readiness.clone(), client.clone());
-    let caches = tokio::spawn(async move {
-        if synced.wait_until_ready().await.is_ok() {
-            ready.set_caches_synced();
-            let context = controllers::Context {
-                client: controller_client,
-                view: Arc::new(synced),
-            };
-            // Runs until aborted with this task's handle.
-            let _ = controllers::spawn(context, leading).await;
-        }
-    });
-    let crd_names = kruise_api::crds()
-        .iter()
-        .filter_map(|c| c.metadata.name.clone())
-        .collect();
-    let events = EventSink::cluster(client.clone(), identity.clone());
-    let publisher = CaBundlePublisher::new(client.clone(), crd_names);
-    let secret = CertSecret::new(client, NAMESPACE, "kruise-webhook-certs", publisher);
-    let certs = Arc::new(CertManager::new(
-        CertConfig::for_service(SERVICE, NAMESPACE),
-        CertStore::Secret(Box::new(secret)),
-        metrics.clone(),
-        readiness.clone(),
-    ));
-    certs.sync(OffsetDateTime::now_utc()).await?;
-    let rustls = certs
-        .rustls_config()
+    let provided = Provided {
+        client: Some(client),
+        listener: Some(listener),
+    };
+    let running = server::start_with(args(settings), provided)
         .await
-        .ok_or_else(|| PlaygroundError::NotReady(Duration::ZERO, "no certificate after a sync"))?;
-    let cert_loop = tokio::spawn(certs.clone().run());
-    let app = Arc::new(App {
-        admission: Admission {
-            state: StateSource::Cluster(cache),
-            settings,
-        },
-        metrics,
-        readiness: readiness.clone(),
-        events,
-    });
-    let handle = Handle::new();
-    let acceptor = RustlsAcceptor::new(rustls)
-        .handshake_timeout(Duration::from_secs(10))
-        .acceptor(NoDelayAcceptor::new());
-    let server = axum_server::from_tcp(listener)?
-        .acceptor(acceptor)
-        .handle(handle.clone())
-        .serve(router::router(app).into_make_service());
-    let server = tokio::spawn(server);
-    handle
-        .listening()
-        .await
-        .ok_or_else(|| PlaygroundError::NotReady(Duration::ZERO, "webhook port not listening"))?;
-    Ok(Kruise {
-        readiness,
-        handle,
-        tasks: vec![caches, cert_loop],
-        server,
-    })
+        .map_err(PlaygroundError::Serve)?;
+    Ok(Kruise { running })
 }
