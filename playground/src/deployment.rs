@@ -2,6 +2,8 @@
 //! → Pods. Simplified: a changed template gets a new ReplicaSet with all the replicas at once and
 //! the old ones are scaled to zero (no surge/unavailability pacing).
 
+use std::borrow::Borrow;
+
 use serde_json::{Value, json};
 
 use crate::api::{Api, UpdateMode};
@@ -26,11 +28,12 @@ fn owner_ref(owner: &Value, kind: &str) -> Value {
            "controller": true, "blockOwnerDeletion": true})
 }
 
-fn owned_by<'a>(items: &'a [Value], owner: &Value) -> Vec<&'a Value> {
+fn owned_by<'a, V: std::borrow::Borrow<Value>>(items: &'a [V], owner: &Value) -> Vec<&'a Value> {
     let uid = meta::uid_of(owner);
     items
         .iter()
-        .filter(|o| {
+        .map(Borrow::borrow)
+        .filter(|o: &&Value| {
             o["metadata"]["ownerReferences"]
                 .as_array()
                 .into_iter()
@@ -157,7 +160,7 @@ pub async fn replica_sets(api: &Api) {
         return;
     };
     let (sets, _) = api.store.list(&ResKey::new("apps", "replicasets"), None);
-    let (pods, _) = api.store.list(&ResKey::new("", "pods"), None);
+    let (pods, _) = api.store.list_shared(&ResKey::new("", "pods"), None);
     for rs in sets.iter().filter(|r| !meta::is_deleting(r)) {
         let ns = meta::namespace(rs);
         let live: Vec<&Value> = owned_by(&pods, rs)

@@ -39,7 +39,7 @@ pub async fn run(api: Arc<Api>, pod_termination_delay: Duration) {
 
 struct Obj {
     def: ResourceDef,
-    value: Value,
+    value: std::sync::Arc<Value>,
 }
 
 fn owner_uids(o: &Value) -> Vec<String> {
@@ -61,7 +61,7 @@ fn snapshot(api: &Api) -> Vec<Obj> {
         let Some(def) = defs.get(&(k.group.clone(), k.resource.clone())) else {
             continue;
         };
-        for value in api.store.list(&k, None).0 {
+        for value in api.store.list_shared(&k, None).0 {
             out.push(Obj {
                 def: def.clone(),
                 value,
@@ -94,7 +94,7 @@ async fn write(api: &Api, o: &Obj, next: Value, mode: UpdateMode) {
 }
 
 async fn drop_finalizer(api: &Api, o: &Obj, finalizer: &str) {
-    let mut next = o.value.clone();
+    let mut next = Value::clone(&o.value);
     let list: Vec<String> = meta::finalizers(&next)
         .into_iter()
         .filter(|f| f != finalizer)
@@ -127,7 +127,7 @@ pub async fn pass(api: &Api, pod_termination_delay: Duration) {
             .map(|w| meta::uid_of(&w.value))
             .collect();
         if live.len() < owners.len() || !orphaning.is_empty() {
-            let mut next = o.value.clone();
+            let mut next = Value::clone(&o.value);
             if let Some(refs) = next["metadata"]["ownerReferences"].as_array_mut() {
                 refs.retain(|r| {
                     let uid = r["uid"].as_str().unwrap_or_default();
@@ -181,7 +181,7 @@ async fn terminate_namespace(api: &Api, ns: &Obj, objs: &[Obj]) {
         .as_array()
         .is_some_and(|f| !f.is_empty());
     if contents.is_empty() && pending {
-        let mut next = ns.value.clone();
+        let mut next = Value::clone(&ns.value);
         next["spec"]["finalizers"] = json!([]);
         write(api, ns, next, UpdateMode::Finalize).await;
     }

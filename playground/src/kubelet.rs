@@ -26,6 +26,9 @@ pub struct Kubelet {
     /// Time from a container's (re)creation to running and ready.
     pub delay: Duration,
     seen: Mutex<HashMap<(String, String, String), Instant>>,
+    /// Pods (uid → resourceVersion) whose every container runs its image and whose status was
+    /// already reported: nothing to do until the pod changes.
+    settled: Mutex<HashMap<String, String>>,
 }
 
 /// `<image>@sha256:<hex sha256 of the image reference>`.
@@ -82,6 +85,7 @@ impl Kubelet {
         Kubelet {
             delay,
             seen: Mutex::default(),
+            settled: Mutex::default(),
         }
     }
 
@@ -216,29 +220,56 @@ impl Kubelet {
         let Some(def) = api.registry.find("", "v1", "pods") else {
             return;
         };
-        let (pods, _) = api.store.list(&ResKey::new("", "pods"), None);
+        let (pods, _) = api.store.list_shared(&ResKey::new("", "pods"), None);
         {
-            // Forget the containers of pods that are gone.
-            let uids: std::collections::HashSet<&str> = pods.iter().map(meta::uid_of).collect();
+            // Forget the pods that are gone.
+            let uids: std::collections::HashSet<&str> = pods.iter().map(|p| meta::uid_of(p)).collect();
             let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.retain(|(uid, _, _), _| uids.contains(uid.as_str()));
+            let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+            settled.retain(|uid, _| uids.contains(uid.as_str()));
         }
         for pod in pods {
             let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
             let finished = matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
-            if !bound || finished || meta::is_deleting(&pod) {
+            if !bound || finished || meta::is_deleting(&pod) || self.is_settled(&pod) {
                 continue;
             }
             let status = self.status(api, &pod);
             if strip_times(&status) == strip_times(&pod["status"]) {
+                self.mark_settled(&pod);
                 continue;
             }
-            let mut next = pod.clone();
+            let mut next = Value::clone(&pod);
             next["status"] = status;
             let (ns, name) = (meta::namespace(&pod), meta::name(&pod));
             if let Err(e) = api.update(&def, ns, name, next, UpdateMode::Status, false).await {
                 tracing::debug!(error = %e, "kubelet status update failed");
             }
+        }
+    }
+
+    fn is_settled(&self, pod: &Value) -> bool {
+        let settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+        settled
+            .get(meta::uid_of(pod))
+            .is_some_and(|rv| rv == meta::resource_version(pod))
+    }
+
+    /// Remembers a pod whose reported status is current, when no container is still starting (a
+    /// start delay or a missing ConfigMap key would change it without the pod changing).
+    fn mark_settled(&self, pod: &Value) {
+        let statuses = pod["status"]["containerStatuses"].as_array();
+        let all_running = statuses.is_some_and(|s| {
+            s.iter()
+                .all(|c| c["state"]["running"].is_object() && c["ready"] == true)
+        });
+        if all_running {
+            let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
+            settled.insert(
+                meta::uid_of(pod).to_string(),
+                meta::resource_version(pod).to_string(),
+            );
         }
     }
 }

@@ -123,11 +123,11 @@ fn tolerates(toleration: &Value, taint: &Value) -> bool {
 /// Binds every pending pod that fits a node: sets `spec.nodeName` as `pods/binding` does (a
 /// direct store write: bindings are not admitted here).
 pub async fn schedule(api: &Api) {
-    let (nodes, _) = api.store.list(&ResKey::new("", "nodes"), None);
+    let (nodes, _) = api.store.list_shared(&ResKey::new("", "nodes"), None);
     if nodes.is_empty() {
         return;
     }
-    let (pods, _) = api.store.list(&ResKey::new("", "pods"), None);
+    let (pods, _) = api.store.list_shared(&ResKey::new("", "pods"), None);
     let mut load: Vec<usize> = nodes
         .iter()
         .map(|n| {
@@ -151,7 +151,7 @@ pub async fn schedule(api: &Api) {
             .filter(|&i| fits(pod, &nodes[i]))
             .min_by_key(|&i| (load[i], i));
         let Some(i) = best else { continue };
-        let mut next = pod.clone();
+        let mut next = Value::clone(pod);
         next["spec"]["nodeName"] = json!(meta::name(&nodes[i]));
         let (ns, name) = (meta::namespace(pod), meta::name(pod));
         // The binding subresource only sets spec.nodeName; a direct write keeps this simple.

@@ -97,7 +97,8 @@ pub struct TooOld {
 /// The start of a watch: the replayed events and the receiver of later ones.
 pub type WatchStart = (Vec<Arc<Event>>, broadcast::Receiver<Arc<Event>>);
 
-type Objects = BTreeMap<(String, String), Value>;
+/// Stored objects are shared: listing hands out pointers, not copies.
+type Objects = BTreeMap<(String, String), Arc<Value>>;
 
 #[derive(Debug, Default)]
 struct History {
@@ -149,12 +150,19 @@ impl Store {
             .objects
             .get(key)
             .and_then(|o| o.get(&(ns.to_string(), name.to_string())))
-            .cloned()
+            .map(|v| Value::clone(v))
     }
 
     /// Objects of a resource (in one namespace, or all when `ns` is `None`), sorted by namespace
     /// and name, and the current resourceVersion.
     pub fn list(&self, key: &ResKey, ns: Option<&str>) -> (Vec<Value>, u64) {
+        let (items, rv) = self.list_shared(key, ns);
+        (items.iter().map(|v| Value::clone(v)).collect(), rv)
+    }
+
+    /// [`Self::list`] without copying the objects: for controllers that read every object on every
+    /// pass and change few.
+    pub fn list_shared(&self, key: &ResKey, ns: Option<&str>) -> (Vec<Arc<Value>>, u64) {
         let inner = self.lock();
         let items = inner
             .objects
@@ -205,7 +213,7 @@ impl Store {
             .objects
             .entry(key.clone())
             .or_default()
-            .insert(id, obj.clone());
+            .insert(id, Arc::new(obj.clone()));
         let kind = if old.is_some() {
             EventType::Modified
         } else {
@@ -240,7 +248,7 @@ impl Store {
             .objects
             .get(key)
             .and_then(|o| o.get(&id))
-            .cloned()
+            .map(|v| Value::clone(v))
             .ok_or(StoreError::NotFound)?;
         if meta::resource_version(&old) != expected_rv {
             return Err(StoreError::Conflict);
@@ -258,7 +266,7 @@ impl Store {
         if meta::resource_version(old) != expected_rv {
             return Err(StoreError::Conflict);
         }
-        let old = objects.remove(&id).ok_or(StoreError::NotFound)?;
+        let old = Arc::unwrap_or_clone(objects.remove(&id).ok_or(StoreError::NotFound)?);
         inner.rv += 1;
         let rv = inner.rv;
         let mut last = old.clone();
