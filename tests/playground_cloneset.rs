@@ -1,0 +1,595 @@
+//! CloneSet end to end in the playground: the simulated API server (with its scheduler and kubelet)
+//! calls kruise-rs's webhooks for every pod, and kruise-rs's CloneSet controller drives the pods.
+//! A pod watch records every state the API server went through, so bounds like "never more than
+//! maxUnavailable not ready" are checked on each intermediate state, not on samples.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::StreamExt as _;
+use k8s_openapi::api::{
+    apps::v1::ControllerRevision,
+    core::v1::{Namespace, Pod},
+    events::v1::Event,
+};
+use kruise_rs::playground::{Handle, Options, start};
+use kube::{
+    Api, Client,
+    api::{DynamicObject, ListParams, Patch, PatchParams, PostParams},
+    discovery::ApiResource,
+    runtime::watcher,
+};
+use serde_json::{Value, json};
+
+const NS: &str = "shop";
+const INSTANCE_ID: &str = "apps.kruise.io/cloneset-instance-id";
+const REVISION_HASH: &str = "controller-revision-hash";
+const STATE: &str = "apps.kruise.io/inplace-update-state";
+
+fn clonesets() -> ApiResource {
+    ApiResource {
+        group: "apps.kruise.io".into(),
+        version: "v1beta1".into(),
+        api_version: "apps.kruise.io/v1beta1".into(),
+        kind: "CloneSet".into(),
+        plural: "clonesets".into(),
+    }
+}
+
+/// A CloneSet `web` of `replicas` with `containers` and `rolling` (`updateStrategy.rollingUpdate`).
+fn clone_set(replicas: i32, containers: Value, rolling: Value) -> Value {
+    json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+        "metadata": {"name": "web"},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": containers}},
+            "updateStrategy": {"rollingUpdate": rolling}}})
+}
+
+fn container(name: &str, image: &str) -> Value {
+    json!({"name": name, "image": image})
+}
+
+/// The highest pod count and not-ready count any state of the pods has had since the last reset.
+#[derive(Debug, Default, Clone, Copy)]
+struct Extremes {
+    pods: usize,
+    not_ready: usize,
+}
+
+struct Env {
+    pg: Handle,
+    sets: Api<DynamicObject>,
+    pods: Api<Pod>,
+    extremes: Arc<Mutex<Extremes>>,
+    watch: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        self.watch.abort();
+    }
+}
+
+async fn start_with(kubelet_delay: Duration, cs: Value) -> Env {
+    let pg = start(Options {
+        kubelet_delay,
+        ..Options::default()
+    })
+    .await
+    .expect("playground starts");
+    let client: Client = pg.client.clone();
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap();
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
+    let extremes = Arc::new(Mutex::new(Extremes::default()));
+    let watch = tokio::spawn(record_extremes(pods.clone(), extremes.clone()));
+    let sets: Api<DynamicObject> = Api::namespaced_with(client, NS, &clonesets());
+    let cs: DynamicObject = serde_json::from_value(cs).unwrap();
+    sets.create(&PostParams::default(), &cs).await.unwrap();
+    Env {
+        pg,
+        sets,
+        pods,
+        extremes,
+        watch,
+    }
+}
+
+/// Follows every pod event and keeps the running maxima of pods and of not-ready pods.
+async fn record_extremes(pods: Api<Pod>, extremes: Arc<Mutex<Extremes>>) {
+    let mut current: BTreeMap<String, bool> = BTreeMap::new();
+    let mut events = std::pin::pin!(watcher(pods, watcher::Config::default().labels("app=web")));
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => {
+                let pod = serde_json::to_value(pod).unwrap();
+                current.insert(name(&pod), ready(&pod));
+            }
+            Ok(watcher::Event::Delete(pod)) => {
+                current.remove(&pod.metadata.name.unwrap_or_default());
+            }
+            Ok(watcher::Event::Init | watcher::Event::InitDone) | Err(_) => continue,
+        }
+        let mut e = extremes.lock().unwrap();
+        e.pods = e.pods.max(current.len());
+        e.not_ready = e.not_ready.max(current.values().filter(|r| !**r).count());
+    }
+}
+
+impl Env {
+    async fn pods(&self) -> Vec<Value> {
+        let list = self
+            .pods
+            .list(&ListParams::default().labels("app=web"))
+            .await
+            .unwrap();
+        list.items
+            .into_iter()
+            .map(|p| serde_json::to_value(p).unwrap())
+            .collect()
+    }
+
+    async fn cloneset(&self) -> Value {
+        serde_json::to_value(self.sets.get("web").await.unwrap()).unwrap()
+    }
+
+    async fn status(&self) -> Value {
+        self.cloneset().await["status"].clone()
+    }
+
+    /// Changes the spec as `kubectl edit` would (a merge patch, generation + 1).
+    async fn edit(&self, spec: Value) {
+        self.sets
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": spec})),
+            )
+            .await
+            .unwrap();
+    }
+
+    /// All `replicas` pods exist and are Ready on the update revision, and the status says so.
+    async fn settled(&self, replicas: i64) -> bool {
+        let cs = self.cloneset().await;
+        let s = &cs["status"];
+        let pods = self.pods().await;
+        pods.len() as i64 == replicas
+            && pods.iter().all(ready)
+            && pods
+                .iter()
+                .all(|p| p["metadata"]["labels"][REVISION_HASH] == s["updateRevision"])
+            && s["replicas"] == replicas
+            && s["readyReplicas"] == replicas
+            && s["availableReplicas"] == replicas
+            && s["updatedReplicas"] == replicas
+            && s["updatedReadyReplicas"] == replicas
+            && s["observedGeneration"] == cs["metadata"]["generation"]
+            && s["updateRevision"] == s["currentRevision"]
+    }
+
+    async fn settle(&self, replicas: i64) {
+        self.wait(&format!("{replicas} ready pods"), 60, async || {
+            self.settled(replicas).await
+        })
+        .await;
+    }
+
+    /// Polls `done` every 50 ms for up to `seconds`.
+    async fn wait(&self, what: &str, seconds: u64, mut done: impl AsyncFnMut() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(seconds);
+        while !done().await {
+            if tokio::time::Instant::now() > deadline {
+                let pods: Vec<_> = self
+                    .pods()
+                    .await
+                    .iter()
+                    .map(|p| (name(p), image_of(p, "main"), ready(p)))
+                    .collect();
+                panic!(
+                    "timed out waiting for {what}; status {}; pods {pods:?}",
+                    self.status().await
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Starts a fresh record of extremes from the current state.
+    async fn reset_extremes(&self) {
+        let pods = self.pods().await;
+        *self.extremes.lock().unwrap() = Extremes {
+            pods: pods.len(),
+            not_ready: pods.iter().filter(|p| !ready(p)).count(),
+        };
+    }
+
+    fn extremes(&self) -> Extremes {
+        *self.extremes.lock().unwrap()
+    }
+
+    /// Pod name → uid.
+    async fn identities(&self) -> BTreeMap<String, String> {
+        self.pods()
+            .await
+            .iter()
+            .map(|p| (name(p), p["metadata"]["uid"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
+    async fn event_reasons(&self) -> Vec<String> {
+        let events: Api<Event> = Api::namespaced(self.pg.client.clone(), NS);
+        let list = events.list(&ListParams::default()).await.unwrap();
+        list.items
+            .into_iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.kind.as_deref()) == Some("CloneSet"))
+            .filter_map(|e| e.reason)
+            .collect()
+    }
+}
+
+fn name(pod: &Value) -> String {
+    pod["metadata"]["name"].as_str().unwrap_or_default().to_string()
+}
+
+fn ready(pod: &Value) -> bool {
+    pod["status"]["conditions"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
+}
+
+fn image_of(pod: &Value, container: &str) -> String {
+    pod["spec"]["containers"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["name"] == container))
+        .and_then(|c| c["image"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn restarts(pod: &Value, container: &str) -> i64 {
+    pod["status"]["containerStatuses"]
+        .as_array()
+        .and_then(|s| s.iter().find(|c| c["name"] == container))
+        .and_then(|c| c["restartCount"].as_i64())
+        .unwrap_or(-1)
+}
+
+#[tokio::test]
+async fn five_pods_then_a_partitioned_in_place_update_then_the_rest() {
+    let cs = clone_set(
+        5,
+        json!([container("main", "nginx:1.0")]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": 2}),
+    );
+    let env = start_with(Duration::from_millis(300), cs).await;
+    env.settle(5).await;
+    let revision = env.status().await["updateRevision"].as_str().unwrap().to_string();
+    let revisions: Api<ControllerRevision> = Api::namespaced(env.pg.client.clone(), NS);
+    revisions.get(&revision).await.expect("the revision is stored");
+    for pod in env.pods().await {
+        let id = pod["metadata"]["labels"][INSTANCE_ID].as_str().unwrap();
+        assert_eq!(name(&pod), format!("web-{id}"));
+        assert_eq!(pod["metadata"]["labels"][REVISION_HASH], revision.as_str());
+        assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], "CloneSet");
+        // The controller's gate, and the webhook's for pods of Kruise workloads.
+        assert_eq!(
+            pod["spec"]["readinessGates"],
+            json!([{"conditionType": "InPlaceUpdateReady"}, {"conditionType": "KruisePodReady"}])
+        );
+        assert!(!pod["spec"]["nodeName"].as_str().unwrap_or_default().is_empty());
+    }
+    let before = env.identities().await;
+
+    env.edit(
+        json!({"template": {"spec": {"containers": [container("main", "nginx:2.0")]}},
+        "updateStrategy": {"rollingUpdate": {"partition": 3}}}),
+    )
+    .await;
+    env.wait("2 pods updated in place", 60, async || {
+        let s = env.status().await;
+        s["updatedReplicas"] == 2 && s["updatedReadyReplicas"] == 2 && s["readyReplicas"] == 5
+    })
+    .await;
+    // Let any stray third update show before counting.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let s = env.status().await;
+    assert_eq!(
+        (s["replicas"].clone(), s["expectedUpdatedReplicas"].clone()),
+        (json!(5), json!(2))
+    );
+    assert_ne!(s["updateRevision"], s["currentRevision"]);
+    assert_eq!(env.identities().await, before, "in place: same names and uids");
+    let pods = env.pods().await;
+    let updated: Vec<&Value> = pods
+        .iter()
+        .filter(|p| image_of(p, "main") == "nginx:2.0")
+        .collect();
+    assert_eq!(updated.len(), 2);
+    for pod in &updated {
+        assert_eq!(restarts(pod, "main"), 1);
+        let state: Value =
+            serde_json::from_str(pod["metadata"]["annotations"][STATE].as_str().unwrap()).unwrap();
+        assert_eq!(state["revision"], s["updateRevision"], "{state}");
+        assert!(
+            state["lastContainerStatuses"]["main"]["imageID"].is_string(),
+            "{state}"
+        );
+    }
+    assert!(
+        pods.iter()
+            .filter(|p| image_of(p, "main") == "nginx:1.0")
+            .all(|p| restarts(p, "main") == 0)
+    );
+
+    env.reset_extremes().await;
+    env.edit(json!({"updateStrategy": {"rollingUpdate": {"partition": 0}}}))
+        .await;
+    env.wait("all pods updated", 60, async || {
+        env.settled(5).await
+            && env
+                .pods()
+                .await
+                .iter()
+                .all(|p| image_of(p, "main") == "nginx:2.0")
+    })
+    .await;
+    let worst = env.extremes();
+    assert!(worst.not_ready <= 2, "{worst:?} with maxUnavailable 2");
+    assert_eq!(worst.pods, 5, "in place: no pod created");
+    assert_eq!(env.identities().await, before);
+    assert!(env.pods().await.iter().all(|p| restarts(p, "main") == 1));
+    let reasons = env.event_reasons().await;
+    assert!(reasons.iter().any(|r| r == "SuccessfulCreate"), "{reasons:?}");
+    assert!(
+        reasons.iter().any(|r| r == "SuccessfulUpdatePodInPlace"),
+        "{reasons:?}"
+    );
+}
+
+#[tokio::test]
+async fn recreate_with_max_surge_never_exceeds_replicas_plus_one() {
+    let cs = clone_set(
+        5,
+        json!([container("main", "nginx:1.0")]),
+        // maxUnavailable 0 is refused in v1beta1 even with a surge, as OpenKruise's webhook does.
+        json!({"podUpdatePolicy": "ReCreate", "maxSurge": 1, "maxUnavailable": 1}),
+    );
+    let env = start_with(Duration::from_millis(100), cs).await;
+    env.settle(5).await;
+    let before = env.identities().await;
+    env.reset_extremes().await;
+    env.edit(json!({"template": {"spec": {"containers": [container("main", "nginx:2.0")]}}}))
+        .await;
+    env.wait("all pods recreated", 90, async || {
+        env.settled(5).await
+            && env
+                .pods()
+                .await
+                .iter()
+                .all(|p| image_of(p, "main") == "nginx:2.0")
+    })
+    .await;
+    let most = env.extremes();
+    assert!(most.pods <= 6, "{most:?} with replicas 5 and maxSurge 1");
+    assert!(most.pods == 6, "the surge pod was used: {most:?}");
+    let after = env.identities().await;
+    assert!(
+        after.keys().all(|n| !before.contains_key(n)),
+        "every pod recreated"
+    );
+}
+
+#[tokio::test]
+async fn pods_to_delete_replaces_the_named_pod() {
+    let cs = clone_set(
+        3,
+        json!([container("main", "nginx:1.0")]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+    );
+    let env = start_with(Duration::from_millis(50), cs).await;
+    env.settle(3).await;
+    let victim = name(&env.pods().await[0]);
+    env.edit(json!({"scaleStrategy": {"podsToDelete": [victim]}}))
+        .await;
+    env.wait("the named pod replaced", 60, async || {
+        env.settled(3).await && !env.identities().await.contains_key(&victim)
+    })
+    .await;
+    env.wait("podsToDelete emptied", 10, async || {
+        env.cloneset().await["spec"]["scaleStrategy"]["podsToDelete"]
+            .as_array()
+            .is_none_or(Vec::is_empty)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn scales_five_to_ten_to_two_through_the_scale_subresource() {
+    let cs = clone_set(
+        5,
+        json!([container("main", "nginx:1.0")]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+    );
+    let env = start_with(Duration::from_millis(50), cs).await;
+    env.settle(5).await;
+    let scale = |n: i32| json!({"spec": {"replicas": n}});
+    env.sets
+        .patch_scale("web", &PatchParams::default(), &Patch::Merge(scale(10)))
+        .await
+        .unwrap();
+    env.settle(10).await;
+    let read = env.sets.get_scale("web").await.unwrap();
+    assert_eq!(read.status.as_ref().map(|s| s.replicas), Some(10));
+    assert_eq!(
+        read.status.and_then(|s| s.selector).as_deref(),
+        Some("app=web"),
+        "the scale subresource's selector comes from status.labelSelector"
+    );
+    let ten = env.identities().await;
+    env.sets
+        .patch_scale("web", &PatchParams::default(), &Patch::Merge(scale(2)))
+        .await
+        .unwrap();
+    env.settle(2).await;
+    let two = env.identities().await;
+    assert!(
+        two.iter().all(|(n, uid)| ten.get(n) == Some(uid)),
+        "scale-down keeps survivors"
+    );
+}
+
+#[tokio::test]
+async fn ordered_containers_update_in_place_higher_priority_first() {
+    // `Ordered`: the webhook gives the first container the highest launch priority and a barrier.
+    let mut cs = clone_set(
+        1,
+        json!([container("sidecar", "envoy:1.0"), container("main", "nginx:1.0")]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+    );
+    cs["spec"]["template"]["metadata"]["annotations"] =
+        json!({"apps.kruise.io/container-launch-priority": "Ordered"});
+    let env = start_with(Duration::from_millis(300), cs).await;
+    env.settle(1).await;
+    let mut sidecar_alone = false;
+    env.edit(json!({"template": {"spec": {"containers": [
+        container("sidecar", "envoy:2.0"), container("main", "nginx:2.0")]}}}))
+        .await;
+    env.wait("both containers updated", 60, async || {
+        let pods = env.pods().await;
+        let pod = &pods[0];
+        sidecar_alone |= image_of(pod, "sidecar") == "envoy:2.0" && image_of(pod, "main") == "nginx:1.0";
+        env.settled(1).await
+            && image_of(pod, "main") == "nginx:2.0"
+            && image_of(pod, "sidecar") == "envoy:2.0"
+    })
+    .await;
+    assert!(
+        sidecar_alone,
+        "the sidecar (higher priority) was updated first, alone"
+    );
+    let pod = &env.pods().await[0];
+    let state: Value = serde_json::from_str(pod["metadata"]["annotations"][STATE].as_str().unwrap()).unwrap();
+    let batches: Vec<Value> = state["containerBatchesRecord"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["containers"].clone())
+        .collect();
+    assert_eq!(batches, vec![json!(["sidecar"]), json!(["main"])], "{state}");
+    assert_eq!((restarts(pod, "sidecar"), restarts(pod, "main")), (1, 1));
+}
+
+#[tokio::test]
+async fn rollback_reuses_the_old_revision_and_leaves_its_pods_alone() {
+    let cs = clone_set(
+        5,
+        json!([container("main", "nginx:1.0")]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+    );
+    let env = start_with(Duration::from_millis(50), cs).await;
+    env.settle(5).await;
+    let old_revision = env.status().await["updateRevision"].as_str().unwrap().to_string();
+    env.edit(
+        json!({"template": {"spec": {"containers": [container("main", "nginx:2.0")]}},
+        "updateStrategy": {"rollingUpdate": {"partition": 3}}}),
+    )
+    .await;
+    env.wait("2 pods on the new revision", 60, async || {
+        let s = env.status().await;
+        s["updatedReplicas"] == 2 && s["updatedReadyReplicas"] == 2 && s["readyReplicas"] == 5
+    })
+    .await;
+    let old_pods: BTreeMap<String, Value> = env
+        .pods()
+        .await
+        .into_iter()
+        .filter(|p| p["metadata"]["labels"][REVISION_HASH] == old_revision.as_str())
+        .map(|p| (name(&p), p))
+        .collect();
+    assert_eq!(old_pods.len(), 3);
+    let revisions: Api<ControllerRevision> = Api::namespaced(env.pg.client.clone(), NS);
+    let count = async || revisions.list(&ListParams::default()).await.unwrap().items.len();
+    let revisions_before = count().await;
+
+    env.edit(
+        json!({"template": {"spec": {"containers": [container("main", "nginx:1.0")]}},
+        "updateStrategy": {"rollingUpdate": {"partition": 0}}}),
+    )
+    .await;
+    env.wait("rolled back", 60, async || {
+        env.settled(5).await && env.status().await["updateRevision"] == old_revision.as_str()
+    })
+    .await;
+    assert!(
+        env.pods()
+            .await
+            .iter()
+            .all(|p| image_of(p, "main") == "nginx:1.0")
+    );
+    assert_eq!(
+        count().await,
+        revisions_before,
+        "the old revision is reused, no new one"
+    );
+    for pod in env.pods().await {
+        if let Some(old) = old_pods.get(&name(&pod)) {
+            assert_eq!(
+                pod["metadata"]["resourceVersion"],
+                old["metadata"]["resourceVersion"],
+                "{} was on the old revision and must not be touched",
+                name(&pod)
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn in_place_rollout_of_100_pods_writes_at_most_two_pod_objects_per_pod() {
+    let cs = clone_set(
+        100,
+        json!([container("main", "nginx:1.0")]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "50%"}),
+    );
+    let env = start_with(Duration::from_millis(20), cs).await;
+    let clock = std::time::Instant::now();
+    env.wait("100 ready pods", 180, async || env.settled(100).await)
+        .await;
+    let created = clock.elapsed();
+    let requests = &env.pg.playground.api().requests;
+    let before = requests.snapshot();
+    env.edit(json!({"template": {"spec": {"containers": [container("main", "nginx:2.0")]}}}))
+        .await;
+    env.wait("100 pods updated", 180, async || {
+        env.settled(100).await
+            && env
+                .pods()
+                .await
+                .iter()
+                .all(|p| image_of(p, "main") == "nginx:2.0")
+    })
+    .await;
+    println!(
+        "100 pods created in {created:?}, updated in {:?}",
+        clock.elapsed() - created
+    );
+    let pod_writes = requests.writes_since(&before, "", "pods", None);
+    let pod_status_writes = requests.writes_since(&before, "", "pods", Some("status"));
+    let cloneset_writes = requests.writes_since(&before, "apps.kruise.io", "clonesets", None);
+    let status_writes = requests.writes_since(&before, "apps.kruise.io", "clonesets", Some("status"));
+    println!(
+        "100-pod in-place rollout in the playground: {pod_writes} pod writes, {pod_status_writes} \
+         pods/status writes, {status_writes} CloneSet status writes, {cloneset_writes} CloneSet writes \
+         (the test's own edit included)"
+    );
+    assert!(pod_writes <= 200, "{pod_writes} pod writes for 100 pods");
+    assert!(pod_status_writes <= 200, "{pod_status_writes} pods/status writes");
+    assert_eq!(cloneset_writes, 1, "only the test's edit");
+    assert!(env.pods().await.iter().all(|p| restarts(p, "main") == 1));
+}
