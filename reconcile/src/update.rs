@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{CloneSetPodUpdateStrategyType, CloneSetUpdateStrategyType};
-use kruise_api::common::UpdatePriorityStrategy;
+use kruise_api::common::{UpdatePriorityOrderTerm, UpdatePriorityStrategy};
 use serde_json::json;
 
 use crate::action::Action;
@@ -16,7 +16,7 @@ use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
 use crate::pods::{self, SPECIFIED_DELETE};
 use crate::refresh::refresh_pod;
 use crate::revision::template_of;
-use crate::selector;
+use crate::selector::Selector;
 
 /// Why a pod could not be updated (becomes a `FailedUpdate` condition).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -128,37 +128,64 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
 /// Worst first (`ActivePods`), then `priorityStrategy`, then `scatterStrategy`, then PreparingUpdate
 /// pods to the front; every step after the first is stable.
 pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut Vec<&PodRecord>) {
-    candidates.sort_by_cached_key(|p| pods::active_order_key(p));
     let ru = rolling_update(ctx.cs);
-    if let Some(priority) = ru.and_then(|r| r.priority_strategy.as_ref()) {
-        candidates.sort_by_cached_key(|p| priority_key(priority, p));
-    }
+    let priority = ru.and_then(|r| r.priority_strategy.as_ref()).map(Priority::new);
+    // A stable sort by priority of pods in ActivePods order is one sort by (priority, ActivePods order).
+    candidates.sort_by_cached_key(|p| {
+        (
+            priority.as_ref().map_or((0, 0), |s| s.key(p)),
+            pods::active_order_key(p),
+        )
+    });
     if let Some(terms) = ru.and_then(|r| r.scatter_strategy.as_ref()) {
         *candidates = crate::scatter::scatter(&ctx.pods, std::mem::take(candidates), terms);
     }
-    candidates.sort_by_key(|p| pods::lifecycle_state(p) != "PreparingUpdate");
+    let (mut preparing, rest): (Vec<&PodRecord>, Vec<&PodRecord>) = candidates
+        .iter()
+        .partition(|p| pods::lifecycle_state(p) == "PreparingUpdate");
+    preparing.extend(rest);
+    *candidates = preparing;
 }
 
-/// The priority sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the
-/// index of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
-/// negated integer suffix of its value.
-fn priority_key(s: &UpdatePriorityStrategy, p: &PodRecord) -> (i64, i64) {
-    let weights = s.weight_priority.as_deref().unwrap_or_default();
-    let orders = s.order_priority.as_deref().unwrap_or_default();
-    if !weights.is_empty() {
-        let w: i64 = weights
-            .iter()
-            .filter(|t| selector::matches(&t.match_selector, p.metadata.labels.as_ref()).unwrap_or(false))
-            .map(|t| i64::from(t.weight))
-            .sum();
-        return (-w, 0);
-    }
-    for (i, t) in orders.iter().enumerate() {
-        if let Some(v) = pods::label(p, &t.ordered_key) {
-            return (i as i64, -int_suffix(v));
+/// A `priorityStrategy` with its selectors read once.
+struct Priority<'a> {
+    weights: Vec<(Selector<'a>, i64)>,
+    orders: &'a [UpdatePriorityOrderTerm],
+}
+
+impl<'a> Priority<'a> {
+    fn new(s: &'a UpdatePriorityStrategy) -> Self {
+        Priority {
+            weights: s
+                .weight_priority
+                .iter()
+                .flatten()
+                .map(|t| (Selector::new(&t.match_selector), i64::from(t.weight)))
+                .collect(),
+            orders: s.order_priority.as_deref().unwrap_or_default(),
         }
     }
-    if orders.is_empty() { (0, 0) } else { (-1, 0) }
+
+    /// The sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the index
+    /// of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
+    /// negated integer suffix of its value.
+    fn key(&self, p: &PodRecord) -> (i64, i64) {
+        if !self.weights.is_empty() {
+            let w: i64 = self
+                .weights
+                .iter()
+                .filter(|(sel, _)| sel.matches(p.metadata.labels.as_ref()).unwrap_or(false))
+                .map(|(_, w)| w)
+                .sum();
+            return (-w, 0);
+        }
+        for (i, t) in self.orders.iter().enumerate() {
+            if let Some(v) = pods::label(p, &t.ordered_key) {
+                return (i as i64, -int_suffix(v));
+            }
+        }
+        if self.orders.is_empty() { (0, 0) } else { (-1, 0) }
+    }
 }
 
 /// The integer formed by the trailing digits of `v` (`"sts-10"` → 10), 0 without.
