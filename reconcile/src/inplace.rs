@@ -11,6 +11,7 @@ use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PL
 use serde_json::{Map, Value, json};
 
 use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
+use crate::rfc3339::rfc3339;
 
 pub use crate::inplace_state::{
     ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, UpdateSpec,
@@ -312,7 +313,7 @@ pub fn begin(
 /// The `pods/status` patch setting `InPlaceUpdateReady` (False with reason `StartInPlaceUpdate`, or
 /// True); a False one also forces `Ready=False` when the pod is ready, so traffic leaves at once.
 pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Value {
-    let at = Value::String(pods::rfc3339(now));
+    let at = Value::String(rfc3339(now));
     let status = |v: bool| Value::String(if v { "True" } else { "False" }.into());
     let mut cond = Map::new();
     cond.insert("type".into(), Value::String(IN_PLACE_UPDATE_READY.into()));

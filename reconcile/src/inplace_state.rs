@@ -159,7 +159,7 @@ mod seconds {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::pods::rfc3339(t.0))
+        s.serialize_str(&crate::rfc3339::rfc3339(t.0))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::action::Action;
 use crate::pods::{self, condition};
+use crate::rfc3339::rfc3339;
 
 /// The readiness gate / condition the podreadiness controller keeps.
 pub const KRUISE_POD_READY: &str = "KruisePodReady";
@@ -58,7 +59,7 @@ pub fn state_patch(pod: &PodRecord, state: &str, now: Timestamp) -> Option<Value
         let mut labels = serde_json::Map::new();
         labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
         let mut annotations = serde_json::Map::new();
-        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(pods::rfc3339(now)));
+        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(rfc3339(now)));
         let mut metadata = serde_json::Map::new();
         metadata.insert("labels".into(), Value::Object(labels));
         metadata.insert("annotations".into(), Value::Object(annotations));
@@ -120,7 +121,7 @@ pub fn not_ready_key_patch(pod: &PodRecord, key: &str, add: bool, now: Timestamp
         name: pods::name(pod).to_owned(),
         patch: json!({"status": {"conditions": [{
             "type": KRUISE_POD_READY, "status": status, "message": message,
-            "lastTransitionTime": pods::rfc3339(now),
+            "lastTransitionTime": rfc3339(now),
         }]}}),
     })
 }

@@ -17,11 +17,6 @@ pub const SPECIFIED_DELETE: &str = "apps.kruise.io/specified-delete";
 /// Pod annotation that orders deletion: lower cost goes first.
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
-/// `t` as Kubernetes writes times (`metav1.Time`, Go's `time.RFC3339`): whole seconds, UTC, `Z`.
-pub fn rfc3339(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second()).unwrap_or(t).to_string()
-}
-
 /// The lifecycle state label, `""` when absent.
 pub fn lifecycle_state(pod: &PodRecord) -> &str {
     label(pod, LIFECYCLE_STATE_KEY).unwrap_or("")
@@ -284,12 +279,6 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
-
-    #[test]
-    fn times_are_written_in_whole_seconds() {
-        let t: Timestamp = "2026-01-01T12:00:00.123456789Z".parse().unwrap();
-        assert_eq!(rfc3339(t), "2026-01-01T12:00:00Z");
-    }
 
     #[test]
     fn revision_equality_compares_full_names_or_short_hashes() {
