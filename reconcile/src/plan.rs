@@ -214,6 +214,7 @@ pub fn plan(
             .map(String::as_str)
             .collect(),
         views: Vec::new(),
+        by_address: Vec::new(),
     };
     ctx.index();
 

@@ -79,11 +79,7 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
     {
         return out;
     }
-    let facts: Vec<_> = ctx
-        .pods
-        .iter()
-        .map(|p| ctx.facts(p, ctx.view(p).at_update))
-        .collect();
+    let facts: Vec<_> = ctx.pods_with_views().map(|(_, v)| v.facts(v.at_update)).collect();
     let diffs = arithmetic::calculate(&ctx.params, &facts, ctx.current_name == ctx.update_name);
     out.diffs = Some(diffs);
     if diffs.update_num == 0 {
@@ -95,15 +91,14 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
         ctx.current_name
     };
     let mut candidates: Vec<&PodRecord> = ctx
-        .pods
-        .iter()
-        .copied()
-        .filter(|p| ctx.view(p).at_update != (diffs.update_num > 0))
-        .filter(|p| match pods::lifecycle_state(p) {
+        .pods_with_views()
+        .filter(|(_, v)| v.at_update != (diffs.update_num > 0))
+        .filter(|(p, v)| match v.state {
             "PreparingDelete" => false,
             "Updated" => true,
             _ => !pods::in_grace_period(p),
         })
+        .map(|(p, _)| p)
         .collect();
     sort_candidates(ctx, &mut candidates);
     let chosen = limit(ctx, &diffs, candidates, target);
@@ -204,8 +199,8 @@ fn limit<'a>(
     candidates.truncate(usize::try_from(diffs.update_num.abs()).unwrap_or(0));
     let mut unavailable = 0i64;
     let mut target_unavailable = 0i64;
-    for p in &ctx.pods {
-        if !ctx.is_available(p) {
+    for (p, v) in ctx.pods_with_views() {
+        if !v.available {
             unavailable += 1;
             if pods::is_at_revision(p, target) {
                 target_unavailable += 1;
