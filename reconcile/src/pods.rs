@@ -39,7 +39,7 @@ pub fn name(pod: &PodRecord) -> &str {
 
 /// The segment of a revision name or hash after its last `-`.
 pub fn short_hash(hash: &str) -> &str {
-    hash.rsplit('-').next().unwrap_or(hash)
+    hash.rfind('-').map_or(hash, |i| &hash[i + 1..])
 }
 
 /// OpenKruise's `EqualToRevisionHash`: the pod's `controller-revision-hash` equals the revision name, or
