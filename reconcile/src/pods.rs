@@ -2,8 +2,6 @@
 //!
 //! Every function here reads a [`PodRecord`] and nothing else; time comes in as an argument.
 
-use std::cmp::Reverse;
-
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
 use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY};
@@ -39,7 +37,12 @@ pub fn name(pod: &PodRecord) -> &str {
 
 /// The segment of a revision name or hash after its last `-`.
 pub fn short_hash(hash: &str) -> &str {
-    hash.rfind('-').map_or(hash, |i| &hash[i + 1..])
+    // A plain backwards scan: names are short, and this runs for every pod.
+    let bytes = hash.as_bytes();
+    bytes
+        .iter()
+        .rposition(|b| *b == b'-')
+        .map_or(hash, |i| &hash[i + 1..])
 }
 
 /// OpenKruise's `EqualToRevisionHash`: the pod's `controller-revision-hash` equals the revision name, or
@@ -146,33 +149,31 @@ pub fn created(pod: &PodRecord) -> Option<Timestamp> {
     pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
-/// The key of [`active_pods_less`]: scheduled, phase rank, ready, ready time (newest first), restarts
-/// (most first), creation (newest first).
-pub type ActiveOrderKey = (
-    bool,
-    u8,
-    bool,
-    Option<Reverse<Timestamp>>,
-    Reverse<i32>,
-    Option<Reverse<Timestamp>>,
-);
+/// The key of [`active_pods_less`], packed into integers so that comparing is cheap: scheduled, phase
+/// rank and ready (as bits of one byte), ready time (newest first), restarts (most first), creation
+/// (newest first). A missing time sorts before every time.
+pub type ActiveOrderKey = (u8, i128, i64, i128);
+
+/// A time "newest first": `None` smallest, then later times before earlier ones.
+fn newest_first(t: Option<Timestamp>) -> i128 {
+    t.map_or(i128::MIN, |t| -t.as_nanosecond())
+}
 
 /// The sort key of [`active_pods_less`] (smaller first), for sorting many pods.
 pub fn active_order_key(p: &PodRecord) -> ActiveOrderKey {
-    let phase_rank = match phase(p) {
+    let phase_rank: u8 = match phase(p) {
         "Pending" => 0,
         "Unknown" => 1,
         "Running" => 2,
         _ => 0,
     };
-    let ready = is_ready(p);
+    let ready = condition(p, "Ready").filter(|c| c.status == "True");
+    let ready_since = ready.and_then(|c| c.last_transition_time.as_ref()).map(|t| t.0);
     (
-        is_scheduled(p),
-        phase_rank,
-        ready,
-        ready.then(|| ready_since(p).map(Reverse)).flatten(),
-        Reverse(max_restarts(p)),
-        created(p).map(Reverse),
+        u8::from(is_scheduled(p)) << 3 | phase_rank << 1 | u8::from(ready.is_some()),
+        newest_first(ready_since),
+        -i64::from(max_restarts(p)),
+        newest_first(created(p)),
     )
 }
 
@@ -308,6 +309,52 @@ mod tests {
             is_update_ready(&preparing, 0, now()),
             "readiness ignores the lifecycle state"
         );
+    }
+
+    #[test]
+    fn the_packed_active_order_key_sorts_as_active_pods_less() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let at = |secs: i64| Some(Time(Timestamp::from_second(secs).unwrap()));
+        let mut pods = Vec::new();
+        for (i, (node, phase, ready, since, restarts, created)) in [
+            ("", "Running", true, 100, 0, 10),
+            ("n", "Pending", true, 100, 0, 10),
+            ("n", "Unknown", true, 100, 0, 10),
+            ("n", "Running", false, 100, 0, 10),
+            ("n", "Running", true, 100, 0, 10),
+            ("n", "Running", true, 200, 0, 10),
+            ("n", "Running", true, 100, 3, 10),
+            ("n", "Running", true, 100, 0, 20),
+            ("n", "Succeeded", true, -5, 1, -20),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut p = pod(&format!("p-{i}"), "r");
+            p.metadata.creation_timestamp = at(created);
+            p.spec.as_mut().unwrap().node_name = Some(node.into());
+            let status = p.status.as_mut().unwrap();
+            status.phase = Some(phase.into());
+            let cond = &mut status.conditions.as_mut().unwrap()[0];
+            cond.status = if ready { "True" } else { "False" }.into();
+            cond.last_transition_time = at(since);
+            status.container_statuses = Some(vec![kruise_api::pod::ContainerStatusRecord {
+                restart_count: restarts,
+                ..Default::default()
+            }]);
+            pods.push(p);
+        }
+        for a in &pods {
+            for b in &pods {
+                assert_eq!(
+                    active_order_key(a).cmp(&active_order_key(b)),
+                    active_pods_less(a, b),
+                    "{} vs {}",
+                    name(a),
+                    name(b)
+                );
+            }
+        }
     }
 
     #[test]

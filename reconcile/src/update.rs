@@ -137,7 +137,7 @@ pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut Vec<&PodRecord>) {
     }
     let (mut preparing, rest): (Vec<&PodRecord>, Vec<&PodRecord>) = candidates
         .iter()
-        .partition(|p| pods::lifecycle_state(p) == "PreparingUpdate");
+        .partition(|p| ctx.view(p).state == "PreparingUpdate");
     preparing.extend(rest);
     *candidates = preparing;
 }
