@@ -52,14 +52,24 @@ pub fn marks_not_ready(hook: Option<&LifecycleHook>) -> bool {
     hook.and_then(|h| h.mark_pod_not_ready).unwrap_or(false)
 }
 
+/// Adds what moves a pod to `state` to a patch's label and annotation maps: the state label and the
+/// lifecycle timestamp.
+pub fn add_state(
+    labels: &mut serde_json::Map<String, Value>,
+    annotations: &mut serde_json::Map<String, Value>,
+    state: &str,
+    now: Timestamp,
+) {
+    labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
+    annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(rfc3339(now)));
+}
+
 /// The metadata patch moving the pod to `state` (with the lifecycle timestamp), or `None` when it is
 /// already there.
 pub fn state_patch(pod: &PodRecord, state: &str, now: Timestamp) -> Option<Value> {
     (pods::lifecycle_state(pod) != state).then(|| {
-        let mut labels = serde_json::Map::new();
-        labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
-        let mut annotations = serde_json::Map::new();
-        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(rfc3339(now)));
+        let (mut labels, mut annotations) = (serde_json::Map::new(), serde_json::Map::new());
+        add_state(&mut labels, &mut annotations, state, now);
         let mut metadata = serde_json::Map::new();
         metadata.insert("labels".into(), Value::Object(labels));
         metadata.insert("annotations".into(), Value::Object(annotations));

@@ -231,14 +231,45 @@ fn policy(ctx: &Ctx<'_>) -> CloneSetPodUpdateStrategyType {
 }
 
 /// In-place verdicts already computed this pass, by the pod's old revision name.
-type SpecCache = Vec<(String, Result<inplace::UpdateSpec, NotInPlace>)>;
+type SpecCache<'a> = Vec<(&'a str, Result<inplace::UpdateSpec, NotInPlace>)>;
 
-/// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.
-fn update_pod(
-    ctx: &Ctx<'_>,
+/// The in-place verdict for moving `pod` to `target`, computed once per old revision.
+fn verdict<'c, 'a>(
+    ctx: &Ctx<'a>,
     pod: &PodRecord,
     target: &str,
-    specs: &mut SpecCache,
+    specs: &'c mut SpecCache<'a>,
+) -> Option<&'c Result<inplace::UpdateSpec, NotInPlace>> {
+    let old = ctx
+        .revisions
+        .iter()
+        .find(|r| pods::is_at_revision(pod, r.metadata.name.as_deref().unwrap_or("")))?;
+    let old_name = old.metadata.name.as_deref().unwrap_or("");
+    let i = match specs.iter().position(|(n, _)| *n == old_name) {
+        Some(i) => i,
+        None => {
+            let target_template = if target == ctx.update_name {
+                &ctx.update_template
+            } else {
+                &ctx.current_template
+            };
+            let v = match template_of(old) {
+                Ok(t) => inplace::calculate_spec(&t, target_template, target),
+                Err(_) => Err(NotInPlace::SpecChanged),
+            };
+            specs.push((old_name, v));
+            specs.len() - 1
+        }
+    };
+    Some(&specs[i].1)
+}
+
+/// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.
+fn update_pod<'a>(
+    ctx: &Ctx<'a>,
+    pod: &PodRecord,
+    target: &str,
+    specs: &mut SpecCache<'a>,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = policy(ctx);
@@ -246,45 +277,24 @@ fn update_pod(
         policy,
         CloneSetPodUpdateStrategyType::InPlaceIfPossible | CloneSetPodUpdateStrategyType::InPlaceOnly
     );
-    let mut verdict = Err(NotInPlace::SpecChanged);
-    if in_place_policy {
-        let old = ctx
-            .revisions
-            .iter()
-            .find(|r| pods::is_at_revision(pod, r.metadata.name.as_deref().unwrap_or("")));
-        let target_template = if target == ctx.update_name {
-            &ctx.update_template
-        } else {
-            &ctx.current_template
-        };
-        if let Some(old) = old {
-            let old_name = old.metadata.name.clone().unwrap_or_default();
-            verdict = match specs.iter().find(|(n, _)| *n == old_name) {
-                Some((_, v)) => v.clone(),
-                None => {
-                    let v = match template_of(old) {
-                        Ok(t) => inplace::calculate_spec(&t, target_template, target),
-                        Err(_) => Err(NotInPlace::SpecChanged),
-                    };
-                    specs.push((old_name, v.clone()));
-                    v
-                }
-            };
-        }
-    }
-    match verdict {
+    let verdict = if in_place_policy {
+        verdict(ctx, pod, target, specs)
+    } else {
+        None
+    };
+    match verdict.unwrap_or(&Err(NotInPlace::SpecChanged)) {
         Ok(spec) => in_place(ctx, pod, spec),
         Err(NotInPlace::EnvFromMetadata { containers })
             if policy == CloneSetPodUpdateStrategyType::InPlaceOnly =>
         {
             Err(UpdateError::NeedsRestart {
                 pod: name,
-                containers,
+                containers: containers.clone(),
             })
         }
         Err(_) if policy == CloneSetPodUpdateStrategyType::InPlaceOnly => Err(UpdateError::InPlaceOnly(name)),
         Err(why) => Ok((
-            recreate_notice(&why, &name, &policy)
+            recreate_notice(why, &name, &policy)
                 .into_iter()
                 // A pod already labelled is not patched again (the event is still emitted, as OpenKruise).
                 .chain(
@@ -324,7 +334,7 @@ fn recreate_notice(why: &NotInPlace, pod: &str, policy: &CloneSetPodUpdateStrate
 fn in_place(
     ctx: &Ctx<'_>,
     pod: &PodRecord,
-    spec: inplace::UpdateSpec,
+    spec: &inplace::UpdateSpec,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let hook = ctx
@@ -382,11 +392,11 @@ fn in_place(
             patch: inplace::ready_condition_patch(pod, false, ctx.now),
         });
     }
-    let updating = lifecycle::state_patch(pod, "Updating", ctx.now);
+    let updating = (state != "Updating").then_some("Updating");
     actions.push(Action::PatchPod {
         name: name.clone(),
         reason: "inPlaceUpdate",
-        patch: inplace::begin(pod, &spec, grace, updating, ctx.now),
+        patch: inplace::begin(pod, spec, grace, updating, ctx.now),
     });
     actions.push(Action::normal(
         "SuccessfulUpdatePodInPlace",
