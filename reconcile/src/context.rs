@@ -61,6 +61,8 @@ pub struct PodView<'a> {
     pub state: &'a str,
     /// At the update revision.
     pub at_update: bool,
+    /// Carries the `pod-template-hash` label.
+    pub has_template_hash: bool,
     /// Lifecycle `PreparingDelete`.
     pub preparing_delete: bool,
     /// Specified for deletion.
@@ -104,7 +106,8 @@ impl<'a> Ctx<'a> {
     }
 
     fn compute_view(&self, pod: &'a PodRecord) -> PodView<'a> {
-        let state = pods::lifecycle_state(pod);
+        let labels = pods::key_labels(pod);
+        let state = labels.lifecycle_state;
         let normal = matches!(state, "" | "Normal");
         let update_ready = pods::is_update_ready(pod, 0, self.now);
         let min_ready = self.min_ready_seconds();
@@ -115,10 +118,10 @@ impl<'a> Ctx<'a> {
         };
         PodView {
             state,
-            at_update: pods::is_at_revision(pod, self.update_name),
+            at_update: pods::revision_matches(labels.revision, self.update_name),
+            has_template_hash: labels.has_template_hash,
             preparing_delete: state == "PreparingDelete",
-            specified_delete: pods::has_specified_delete_label(pod)
-                || self.pods_to_delete.contains(pods::name(pod)),
+            specified_delete: labels.specified_delete || self.pods_to_delete.contains(pods::name(pod)),
             available: normal && update_ready_min,
             available_now: normal && update_ready,
             update_ready,

@@ -48,8 +48,40 @@ pub fn short_hash(hash: &str) -> &str {
 /// OpenKruise's `EqualToRevisionHash`: the pod's `controller-revision-hash` equals the revision name, or
 /// their short hashes are equal.
 pub fn is_at_revision(pod: &PodRecord, revision: &str) -> bool {
-    let own = label(pod, CONTROLLER_REVISION_HASH).unwrap_or("");
+    revision_matches(label(pod, CONTROLLER_REVISION_HASH).unwrap_or(""), revision)
+}
+
+/// [`is_at_revision`] for a pod whose `controller-revision-hash` is `own`.
+pub fn revision_matches(own: &str, revision: &str) -> bool {
     own == revision || short_hash(own) == short_hash(revision)
+}
+
+/// The labels every reconcile reads on every pod, found in one pass over the pod's labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyLabels<'a> {
+    /// The lifecycle state, `""` when absent.
+    pub lifecycle_state: &'a str,
+    /// `controller-revision-hash`, `""` when absent.
+    pub revision: &'a str,
+    /// `pod-template-hash` is present.
+    pub has_template_hash: bool,
+    /// `apps.kruise.io/specified-delete` is present.
+    pub specified_delete: bool,
+}
+
+/// The pod's [`KeyLabels`].
+pub fn key_labels(pod: &PodRecord) -> KeyLabels<'_> {
+    let mut out = KeyLabels::default();
+    for (k, v) in pod.metadata.labels.iter().flatten() {
+        match k.as_str() {
+            LIFECYCLE_STATE_KEY => out.lifecycle_state = v,
+            CONTROLLER_REVISION_HASH => out.revision = v,
+            POD_TEMPLATE_HASH => out.has_template_hash = true,
+            SPECIFIED_DELETE => out.specified_delete = true,
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Kubernetes' `IsPodActive`: not Succeeded, not Failed, not being deleted.
@@ -308,6 +340,39 @@ mod tests {
         assert!(
             is_update_ready(&preparing, 0, now()),
             "readiness ignores the lifecycle state"
+        );
+    }
+
+    #[test]
+    fn key_labels_are_read_in_one_pass() {
+        let bare = labelled(pod("cs-a", "cs-7f9c"), POD_TEMPLATE_HASH, "");
+        let mut no_hash = bare.clone();
+        no_hash
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove(POD_TEMPLATE_HASH);
+        assert_eq!(
+            key_labels(&no_hash),
+            KeyLabels {
+                revision: "cs-7f9c",
+                ..KeyLabels::default()
+            }
+        );
+        let full = labelled(
+            labelled(bare, LIFECYCLE_STATE_KEY, "Updating"),
+            SPECIFIED_DELETE,
+            "",
+        );
+        assert_eq!(
+            key_labels(&full),
+            KeyLabels {
+                lifecycle_state: "Updating",
+                revision: "cs-7f9c",
+                has_template_hash: true,
+                specified_delete: true,
+            }
         );
     }
 
