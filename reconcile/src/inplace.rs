@@ -15,7 +15,7 @@ use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash}
 use crate::rfc3339::rfc3339;
 
 pub use crate::inplace_state::{
-    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, UpdateSpec,
+    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, StateText, UpdateSpec,
 };
 
 /// The legacy state annotation, removed on every in-place update.
@@ -250,13 +250,14 @@ pub fn grace_of(pod: &PodRecord) -> Option<UpdateSpec> {
 /// The pod patch that starts an in-place update to `spec` (`updatePodInPlace`): revision labels, the
 /// move to `lifecycle_state` (the lifecycle `Updating` label and timestamp, when the pod is not there
 /// yet), the state annotation, then either the first batch (no grace period) or the grace annotation.
-/// Conditional on the pod's resourceVersion.
+/// Conditional on the pod's resourceVersion. `texts` serialises the state annotation.
 pub fn begin(
     pod: &PodRecord,
     spec: &UpdateSpec,
     grace_seconds: i32,
     lifecycle_state: Option<&str>,
     now: Timestamp,
+    texts: &mut StateText,
 ) -> Value {
     let mut state = InPlaceUpdateState {
         update_images: !spec.container_images.is_empty(),
@@ -290,10 +291,7 @@ pub fn begin(
             Value::String(serde_json::to_string(&grace).unwrap_or_default()),
         );
     }
-    annotations.insert(
-        IN_PLACE_UPDATE_STATE_KEY.into(),
-        Value::String(state_json(&state)),
-    );
+    annotations.insert(IN_PLACE_UPDATE_STATE_KEY.into(), Value::String(texts.json(state)));
     let mut metadata = Map::new();
     metadata.insert("labels".into(), Value::Object(labels));
     metadata.insert("annotations".into(), Value::Object(annotations));

@@ -103,8 +103,9 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
     sort_candidates(ctx, &mut candidates);
     let chosen = limit(ctx, &diffs, candidates, target);
     let mut specs = SpecCache::default();
+    let mut texts = inplace::StateText::default();
     for pod in chosen {
-        match update_pod(ctx, pod, target, &mut specs) {
+        match update_pod(ctx, pod, target, &mut specs, &mut texts) {
             Ok((actions, delay)) => {
                 out.actions.extend(actions);
                 push_delay(&mut out.delay, delay);
@@ -270,6 +271,7 @@ fn update_pod<'a>(
     pod: &PodRecord,
     target: &str,
     specs: &mut SpecCache<'a>,
+    texts: &mut inplace::StateText,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = policy(ctx);
@@ -283,7 +285,7 @@ fn update_pod<'a>(
         None
     };
     match verdict.unwrap_or(&Err(NotInPlace::SpecChanged)) {
-        Ok(spec) => in_place(ctx, pod, spec),
+        Ok(spec) => in_place(ctx, pod, spec, texts),
         Err(NotInPlace::EnvFromMetadata { containers })
             if policy == CloneSetPodUpdateStrategyType::InPlaceOnly =>
         {
@@ -335,6 +337,7 @@ fn in_place(
     ctx: &Ctx<'_>,
     pod: &PodRecord,
     spec: &inplace::UpdateSpec,
+    texts: &mut inplace::StateText,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let hook = ctx
@@ -396,7 +399,7 @@ fn in_place(
     actions.push(Action::PatchPod {
         name: name.clone(),
         reason: "inPlaceUpdate",
-        patch: inplace::begin(pod, spec, grace, updating, ctx.now),
+        patch: inplace::begin(pod, spec, grace, updating, ctx.now, texts),
     });
     actions.push(Action::normal(
         "SuccessfulUpdatePodInPlace",
