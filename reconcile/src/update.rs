@@ -102,10 +102,9 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
         .collect();
     sort_candidates(ctx, &mut candidates);
     let chosen = limit(ctx, &diffs, candidates, target);
-    let mut specs = SpecCache::default();
-    let mut texts = inplace::StateText::default();
+    let mut shared = Shared::default();
     for pod in chosen {
-        match update_pod(ctx, pod, target, &mut specs, &mut texts) {
+        match update_pod(ctx, pod, target, &mut shared) {
             Ok((actions, delay)) => {
                 out.actions.extend(actions);
                 push_delay(&mut out.delay, delay);
@@ -234,6 +233,17 @@ fn policy(ctx: &Ctx<'_>) -> CloneSetPodUpdateStrategyType {
 /// In-place verdicts already computed this pass, by the pod's old revision name.
 type SpecCache<'a> = Vec<(&'a str, Result<inplace::UpdateSpec, NotInPlace>)>;
 
+/// What the pods updated in one pass share, computed once.
+#[derive(Default)]
+struct Shared<'a> {
+    /// In-place verdicts.
+    specs: SpecCache<'a>,
+    /// Texts of the in-place state annotation.
+    texts: inplace::StateText,
+    /// The `InPlaceUpdateReady=False` status patch, for a pod that is not ready and for one that is.
+    not_ready: [Option<serde_json::Value>; 2],
+}
+
 /// The in-place verdict for moving `pod` to `target`, computed once per old revision.
 fn verdict<'c, 'a>(
     ctx: &Ctx<'a>,
@@ -270,8 +280,7 @@ fn update_pod<'a>(
     ctx: &Ctx<'a>,
     pod: &PodRecord,
     target: &str,
-    specs: &mut SpecCache<'a>,
-    texts: &mut inplace::StateText,
+    shared: &mut Shared<'a>,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = policy(ctx);
@@ -280,12 +289,12 @@ fn update_pod<'a>(
         CloneSetPodUpdateStrategyType::InPlaceIfPossible | CloneSetPodUpdateStrategyType::InPlaceOnly
     );
     let verdict = if in_place_policy {
-        verdict(ctx, pod, target, specs)
+        verdict(ctx, pod, target, &mut shared.specs)
     } else {
         None
     };
     match verdict.unwrap_or(&Err(NotInPlace::SpecChanged)) {
-        Ok(spec) => in_place(ctx, pod, spec, texts),
+        Ok(spec) => in_place(ctx, pod, spec, &mut shared.texts, &mut shared.not_ready),
         Err(NotInPlace::EnvFromMetadata { containers })
             if policy == CloneSetPodUpdateStrategyType::InPlaceOnly =>
         {
@@ -338,6 +347,7 @@ fn in_place(
     pod: &PodRecord,
     spec: &inplace::UpdateSpec,
     texts: &mut inplace::StateText,
+    not_ready: &mut [Option<serde_json::Value>; 2],
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let hook = ctx
@@ -392,7 +402,10 @@ fn in_place(
     if inplace::has_gate(pod) {
         actions.push(Action::PatchPodStatus {
             name: name.clone(),
-            patch: inplace::ready_condition_patch(pod, false, ctx.now),
+            // The same for every pod of the pass with the same readiness.
+            patch: not_ready[usize::from(pods::is_ready(pod))]
+                .get_or_insert_with(|| inplace::ready_condition_patch(pod, false, ctx.now))
+                .clone(),
         });
     }
     let updating = (state != "Updating").then_some("Updating");
