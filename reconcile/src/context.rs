@@ -48,15 +48,21 @@ pub struct Ctx<'a> {
     pub options: Options,
     /// `scaleStrategy.podsToDelete`.
     pub pods_to_delete: BTreeSet<&'a str>,
-    /// Per-pod answers computed once ([`Ctx::index`]), sorted by the pod's address.
-    pub views: Vec<(usize, PodView)>,
+    /// Per-pod answers computed once ([`Ctx::index`]): `views[i]` is about `pods[i]`.
+    pub views: Vec<PodView<'a>>,
+    /// `(address, index in pods)` of every indexed pod, sorted by address.
+    pub by_address: Vec<(usize, usize)>,
 }
 
 /// The answers about one pod that every step asks for, computed once per reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PodView {
+pub struct PodView<'a> {
+    /// The lifecycle state label, `""` when absent.
+    pub state: &'a str,
     /// At the update revision.
     pub at_update: bool,
+    /// Carries the `pod-template-hash` label.
+    pub has_template_hash: bool,
     /// Lifecycle `PreparingDelete`.
     pub preparing_delete: bool,
     /// Specified for deletion.
@@ -69,24 +75,39 @@ pub struct PodView {
     pub update_ready: bool,
 }
 
+impl PodView<'_> {
+    /// What the arithmetic needs to know about the pod.
+    pub fn facts(&self, new: bool) -> PodFacts {
+        PodFacts {
+            new,
+            preparing_delete: self.preparing_delete,
+            specified_delete: self.specified_delete,
+            available: self.available,
+        }
+    }
+}
+
 fn address(pod: &PodRecord) -> usize {
     std::ptr::from_ref(pod) as usize
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     /// Computes the [`PodView`] of every pod in `pods`.
     pub fn index(&mut self) {
-        let mut views: Vec<(usize, PodView)> = self
+        self.views = self.pods.iter().map(|p| self.compute_view(p)).collect();
+        let mut by_address: Vec<(usize, usize)> = self
             .pods
             .iter()
-            .map(|p| (address(p), self.compute_view(p)))
+            .enumerate()
+            .map(|(i, p)| (address(p), i))
             .collect();
-        views.sort_unstable_by_key(|(a, _)| *a);
-        self.views = views;
+        by_address.sort_unstable();
+        self.by_address = by_address;
     }
 
-    fn compute_view(&self, pod: &PodRecord) -> PodView {
-        let state = pods::lifecycle_state(pod);
+    fn compute_view(&self, pod: &'a PodRecord) -> PodView<'a> {
+        let labels = pods::key_labels(pod);
+        let state = labels.lifecycle_state;
         let normal = matches!(state, "" | "Normal");
         let update_ready = pods::is_update_ready(pod, 0, self.now);
         let min_ready = self.min_ready_seconds();
@@ -96,10 +117,11 @@ impl Ctx<'_> {
             pods::is_update_ready(pod, min_ready, self.now)
         };
         PodView {
-            at_update: pods::is_at_revision(pod, self.update_name),
+            state,
+            at_update: pods::revision_matches(labels.revision, self.update_name),
+            has_template_hash: labels.has_template_hash,
             preparing_delete: state == "PreparingDelete",
-            specified_delete: pods::has_specified_delete_label(pod)
-                || self.pods_to_delete.contains(pods::name(pod)),
+            specified_delete: labels.specified_delete || self.pods_to_delete.contains(pods::name(pod)),
             available: normal && update_ready_min,
             available_now: normal && update_ready,
             update_ready,
@@ -107,11 +129,24 @@ impl Ctx<'_> {
     }
 
     /// The pod's [`PodView`] (indexed, or computed when the pod is not among `pods`).
-    pub fn view(&self, pod: &PodRecord) -> PodView {
-        match self.views.binary_search_by_key(&address(pod), |(a, _)| *a) {
-            Ok(i) => self.views[i].1,
+    pub fn view(&self, pod: &'a PodRecord) -> PodView<'a> {
+        match self.by_address.binary_search_by_key(&address(pod), |(a, _)| *a) {
+            Ok(i) => self.views[self.by_address[i].1],
             Err(_) => self.compute_view(pod),
         }
+    }
+
+    /// Every pod of `pods` with its [`PodView`], in order.
+    pub fn pods_with_views(&self) -> impl Iterator<Item = (&'a PodRecord, PodView<'a>)> + '_ {
+        let indexed = self.views.len() == self.pods.len();
+        self.pods.iter().enumerate().map(move |(i, p)| {
+            let view = if indexed {
+                self.views[i]
+            } else {
+                self.compute_view(p)
+            };
+            (*p, view)
+        })
     }
 
     /// `spec.minReadySeconds`.
@@ -120,29 +155,17 @@ impl Ctx<'_> {
     }
 
     /// Labelled `apps.kruise.io/specified-delete` or named in `podsToDelete`.
-    pub fn is_specified_delete(&self, pod: &PodRecord) -> bool {
+    pub fn is_specified_delete(&self, pod: &'a PodRecord) -> bool {
         self.view(pod).specified_delete
     }
 
     /// `IsPodAvailable` with `minReadySeconds`.
-    pub fn is_available(&self, pod: &PodRecord) -> bool {
+    pub fn is_available(&self, pod: &'a PodRecord) -> bool {
         self.view(pod).available
     }
 
-    /// The Scale classifier (`revision.IsPodUpdate`).
-    pub fn is_pod_update_for_scale(&self, pod: &PodRecord) -> bool {
-        self.view(pod).at_update
-            || (self.options.preparing_update_as_update && pods::lifecycle_state(pod) == "PreparingUpdate")
-    }
-
-    /// What the arithmetic needs to know about `pod`.
-    pub fn facts(&self, pod: &PodRecord, new: bool) -> PodFacts {
-        let v = self.view(pod);
-        PodFacts {
-            new,
-            preparing_delete: v.preparing_delete,
-            specified_delete: v.specified_delete,
-            available: v.available,
-        }
+    /// The Scale classifier (`revision.IsPodUpdate`) of a pod with view `v`.
+    pub fn is_pod_update_for_scale(&self, v: &PodView<'_>) -> bool {
+        v.at_update || (self.options.preparing_update_as_update && v.state == "PreparingUpdate")
     }
 }

@@ -10,10 +10,12 @@ use kruise_api::PodRecord;
 use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY};
 use serde_json::{Map, Value, json};
 
+use crate::lifecycle;
 use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
+use crate::rfc3339::rfc3339;
 
 pub use crate::inplace_state::{
-    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, UpdateSpec,
+    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, StateText, UpdateSpec,
 };
 
 /// The legacy state annotation, removed on every in-place update.
@@ -202,8 +204,8 @@ fn apply_batch(
         .as_ref()
         .and_then(|s| s.container_statuses.as_deref())
         .unwrap_or_default();
-    let mut containers = Vec::new();
-    let mut names = Vec::new();
+    let mut containers = Vec::with_capacity(images.len());
+    let mut names = Vec::with_capacity(images.len());
     state.next_container_images.clear();
     for (name, image) in images {
         let p = container_priority(pod, name);
@@ -245,29 +247,36 @@ pub fn grace_of(pod: &PodRecord) -> Option<UpdateSpec> {
     pods::annotation(pod, IN_PLACE_UPDATE_GRACE_KEY).and_then(|s| serde_json::from_str(s).ok())
 }
 
-/// The pod patch that starts an in-place update to `spec` (`updatePodInPlace`): revision labels,
-/// `extra` (the lifecycle `Updating` patch), the state annotation, then either the first batch
-/// (no grace period) or the grace annotation. Conditional on the pod's resourceVersion.
+/// The pod patch that starts an in-place update to `spec` (`updatePodInPlace`): revision labels, the
+/// move to `lifecycle_state` (the lifecycle `Updating` label and timestamp, when the pod is not there
+/// yet), the state annotation, then either the first batch (no grace period) or the grace annotation.
+/// Conditional on the pod's resourceVersion. `texts` serialises the state annotation.
 pub fn begin(
     pod: &PodRecord,
     spec: &UpdateSpec,
     grace_seconds: i32,
-    extra: Option<Value>,
+    lifecycle_state: Option<&str>,
     now: Timestamp,
+    texts: &mut StateText,
 ) -> Value {
     let mut state = InPlaceUpdateState {
         update_images: !spec.container_images.is_empty(),
         ..InPlaceUpdateState::new(&spec.revision, now)
     };
-    let labels = object([
-        (CONTROLLER_REVISION_HASH, Value::String(spec.revision.clone())),
-        (
-            POD_TEMPLATE_HASH,
-            Value::String(short_hash(&spec.revision).to_owned()),
-        ),
-    ]);
+    let mut labels = Map::new();
+    labels.insert(
+        CONTROLLER_REVISION_HASH.into(),
+        Value::String(spec.revision.clone()),
+    );
+    labels.insert(
+        POD_TEMPLATE_HASH.into(),
+        Value::String(short_hash(&spec.revision).to_owned()),
+    );
     let mut annotations = Map::new();
     annotations.insert(IN_PLACE_UPDATE_STATE_KEY_OLD.into(), Value::Null);
+    if let Some(lifecycle_state) = lifecycle_state {
+        lifecycle::add_state(&mut labels, &mut annotations, lifecycle_state, now);
+    }
     let mut containers = Vec::new();
     if grace_seconds <= 0 {
         annotations.insert(IN_PLACE_UPDATE_GRACE_KEY.into(), Value::Null);
@@ -282,12 +291,9 @@ pub fn begin(
             Value::String(serde_json::to_string(&grace).unwrap_or_default()),
         );
     }
-    annotations.insert(
-        IN_PLACE_UPDATE_STATE_KEY.into(),
-        Value::String(state_json(&state)),
-    );
+    annotations.insert(IN_PLACE_UPDATE_STATE_KEY.into(), Value::String(texts.json(state)));
     let mut metadata = Map::new();
-    metadata.insert("labels".into(), labels);
+    metadata.insert("labels".into(), Value::Object(labels));
     metadata.insert("annotations".into(), Value::Object(annotations));
     if let Some(rv) = &pod.metadata.resource_version {
         metadata.insert("resourceVersion".into(), Value::String(rv.clone()));
@@ -298,9 +304,6 @@ pub fn begin(
         patch.insert("spec".into(), object([("containers", Value::Array(containers))]));
     }
     let mut patch = Value::Object(patch);
-    if let Some(extra) = extra {
-        merge(&mut patch, extra);
-    }
     if grace_seconds <= 0
         && let Some(meta) = &spec.meta_data_patch
     {
@@ -312,7 +315,7 @@ pub fn begin(
 /// The `pods/status` patch setting `InPlaceUpdateReady` (False with reason `StartInPlaceUpdate`, or
 /// True); a False one also forces `Ready=False` when the pod is ready, so traffic leaves at once.
 pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Value {
-    let at = Value::String(pods::rfc3339(now));
+    let at = Value::String(rfc3339(now));
     let status = |v: bool| Value::String(if v { "True" } else { "False" }.into());
     let mut cond = Map::new();
     cond.insert("type".into(), Value::String(IN_PLACE_UPDATE_READY.into()));
@@ -326,7 +329,8 @@ pub fn ready_condition_patch(pod: &PodRecord, ready: bool, now: Timestamp) -> Va
     } else {
         cond.insert("reason".into(), Value::String("StartInPlaceUpdate".into()));
     }
-    let mut conditions = vec![Value::Object(cond)];
+    let mut conditions = Vec::with_capacity(2);
+    conditions.push(Value::Object(cond));
     if !ready && pods::is_ready(pod) {
         conditions.push(object([
             ("type", Value::String("Ready".into())),

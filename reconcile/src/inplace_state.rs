@@ -125,6 +125,27 @@ impl InPlaceUpdateState {
     }
 }
 
+/// The JSON text of [`InPlaceUpdateState`]s, remembering the last one: the pods one pass moves to a
+/// revision mostly get equal states, and serialising each again was a large part of a plan.
+#[derive(Debug, Default)]
+pub struct StateText {
+    last: Option<(InPlaceUpdateState, String)>,
+}
+
+impl StateText {
+    /// The JSON of `state`.
+    pub fn json(&mut self, state: InPlaceUpdateState) -> String {
+        if let Some((last, text)) = &self.last
+            && *last == state
+        {
+            return text.clone();
+        }
+        let text = serde_json::to_string(&state).unwrap_or_default();
+        self.last = Some((state, text.clone()));
+        text
+    }
+}
+
 /// One container's status before the update.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -159,10 +180,32 @@ mod seconds {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::pods::rfc3339(t.0))
+        s.serialize_str(&crate::rfc3339::rfc3339(t.0))
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Time, D::Error> {
         Time::deserialize(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_text_is_the_json_of_each_state_even_when_remembered() {
+        let now: Timestamp = "2026-01-01T12:00:00Z".parse().unwrap();
+        let a = InPlaceUpdateState::new("demo-1", now);
+        let mut b = a.clone();
+        b.last_container_statuses.insert(
+            "app".into(),
+            LastContainerStatus {
+                image_id: "id-1".into(),
+            },
+        );
+        let mut texts = StateText::default();
+        for state in [&a, &a, &b, &a] {
+            assert_eq!(texts.json(state.clone()), serde_json::to_string(state).unwrap());
+        }
     }
 }

@@ -17,6 +17,7 @@ pub mod pod_template;
 pub mod pods;
 pub mod refresh;
 pub mod revision;
+pub mod rfc3339;
 pub mod scale;
 pub mod scatter;
 pub mod selector;

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::action::Action;
 use crate::pods::{self, condition};
+use crate::rfc3339::rfc3339;
 
 /// The readiness gate / condition the podreadiness controller keeps.
 pub const KRUISE_POD_READY: &str = "KruisePodReady";
@@ -51,14 +52,24 @@ pub fn marks_not_ready(hook: Option<&LifecycleHook>) -> bool {
     hook.and_then(|h| h.mark_pod_not_ready).unwrap_or(false)
 }
 
+/// Adds what moves a pod to `state` to a patch's label and annotation maps: the state label and the
+/// lifecycle timestamp.
+pub fn add_state(
+    labels: &mut serde_json::Map<String, Value>,
+    annotations: &mut serde_json::Map<String, Value>,
+    state: &str,
+    now: Timestamp,
+) {
+    labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
+    annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(rfc3339(now)));
+}
+
 /// The metadata patch moving the pod to `state` (with the lifecycle timestamp), or `None` when it is
 /// already there.
 pub fn state_patch(pod: &PodRecord, state: &str, now: Timestamp) -> Option<Value> {
     (pods::lifecycle_state(pod) != state).then(|| {
-        let mut labels = serde_json::Map::new();
-        labels.insert(LIFECYCLE_STATE_KEY.into(), Value::String(state.into()));
-        let mut annotations = serde_json::Map::new();
-        annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), Value::String(pods::rfc3339(now)));
+        let (mut labels, mut annotations) = (serde_json::Map::new(), serde_json::Map::new());
+        add_state(&mut labels, &mut annotations, state, now);
         let mut metadata = serde_json::Map::new();
         metadata.insert("labels".into(), Value::Object(labels));
         metadata.insert("annotations".into(), Value::Object(annotations));
@@ -120,7 +131,7 @@ pub fn not_ready_key_patch(pod: &PodRecord, key: &str, add: bool, now: Timestamp
         name: pods::name(pod).to_owned(),
         patch: json!({"status": {"conditions": [{
             "type": KRUISE_POD_READY, "status": status, "message": message,
-            "lastTransitionTime": pods::rfc3339(now),
+            "lastTransitionTime": rfc3339(now),
         }]}}),
     })
 }

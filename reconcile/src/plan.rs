@@ -1,6 +1,6 @@
 //! One reconcile of a CloneSet (`doReconcile`, spec §B.4), as a pure function.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
@@ -16,7 +16,7 @@ use crate::context::{Ctx, Options};
 use crate::expectations::{Blocked, Expectations};
 use crate::pods;
 use crate::revision::{self, RevisionAction, RevisionError};
-use crate::selector::{self, InvalidSelector};
+use crate::selector::{InvalidSelector, Selector};
 use crate::{scale, status, update};
 
 /// Everything one reconcile reads.
@@ -80,6 +80,13 @@ fn min_delay(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     }
 }
 
+/// The pod or PVC instance-id label, `""` without.
+fn id_of(labels: Option<&BTreeMap<String, String>>) -> &str {
+    labels
+        .and_then(|l| l.get(CLONESET_INSTANCE_ID))
+        .map_or("", String::as_str)
+}
+
 /// Plans one reconcile. `expectations` are the loop's outstanding writes for this CloneSet (already
 /// `observe`d against the same cache); `generate_id` yields candidate 5-character instance ids.
 pub fn plan(
@@ -106,12 +113,13 @@ pub fn plan(
     }
     let cs = input.cloneset;
     let sel = cs.spec.selector.as_ref().ok_or(PlanError::NoSelector)?;
+    let sel = Selector::new(sel);
     let mut actions = Vec::new();
 
     // Active pods; release those whose labels left the selector.
-    let mut active: Vec<&PodRecord> = Vec::new();
+    let mut active: Vec<&PodRecord> = Vec::with_capacity(input.pods.len());
     for p in input.pods.iter().filter(|p| pods::is_active(p)) {
-        if selector::matches(sel, p.metadata.labels.as_ref())? {
+        if sel.matches(p.metadata.labels.as_ref())? {
             active.push(p);
         } else if let Some(uid) = &cs.metadata.uid {
             actions.push(Action::PatchPod {
@@ -123,13 +131,11 @@ pub fn plan(
     }
 
     // PVCs: without reuse, hand those of inactive pods to the pod and delete orphans.
-    let id_of = |labels: Option<&std::collections::BTreeMap<String, String>>| {
-        labels
-            .and_then(|l| l.get(CLONESET_INSTANCE_ID))
-            .cloned()
-            .unwrap_or_default()
+    let active_ids: BTreeSet<&str> = if input.pvcs.is_empty() {
+        BTreeSet::new()
+    } else {
+        active.iter().map(|p| id_of(p.metadata.labels.as_ref())).collect()
     };
-    let active_ids: BTreeSet<String> = active.iter().map(|p| id_of(p.metadata.labels.as_ref())).collect();
     let mut pvcs: Vec<&PersistentVolumeClaim> = Vec::new();
     for pvc in input
         .pvcs
@@ -208,6 +214,7 @@ pub fn plan(
             .map(String::as_str)
             .collect(),
         views: Vec::new(),
+        by_address: Vec::new(),
     };
     ctx.index();
 

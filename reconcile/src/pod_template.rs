@@ -63,7 +63,7 @@ pub fn new_pod(cs: &CloneSet, template: &PodTemplateSpec, revision: &str, id: &s
     labels.insert(CLONESET_INSTANCE_ID.into(), id.into());
     labels.insert(LIFECYCLE_STATE_KEY.into(), "PreparingNormal".into());
     let mut annotations = tmeta.annotations.unwrap_or_default();
-    annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), crate::pods::rfc3339(now));
+    annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), crate::rfc3339::rfc3339(now));
     let mut spec = template.spec.clone().unwrap_or_default();
     let gates = spec.readiness_gates.get_or_insert_default();
     if !gates.iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY) {

@@ -2,8 +2,6 @@
 //!
 //! Every function here reads a [`PodRecord`] and nothing else; time comes in as an argument.
 
-use std::cmp::Reverse;
-
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
 use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY};
@@ -16,11 +14,6 @@ pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
 pub const SPECIFIED_DELETE: &str = "apps.kruise.io/specified-delete";
 /// Pod annotation that orders deletion: lower cost goes first.
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
-
-/// `t` as Kubernetes writes times (`metav1.Time`, Go's `time.RFC3339`): whole seconds, UTC, `Z`.
-pub fn rfc3339(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second()).unwrap_or(t).to_string()
-}
 
 /// The lifecycle state label, `""` when absent.
 pub fn lifecycle_state(pod: &PodRecord) -> &str {
@@ -44,14 +37,51 @@ pub fn name(pod: &PodRecord) -> &str {
 
 /// The segment of a revision name or hash after its last `-`.
 pub fn short_hash(hash: &str) -> &str {
-    hash.rsplit('-').next().unwrap_or(hash)
+    // A plain backwards scan: names are short, and this runs for every pod.
+    let bytes = hash.as_bytes();
+    bytes
+        .iter()
+        .rposition(|b| *b == b'-')
+        .map_or(hash, |i| &hash[i + 1..])
 }
 
 /// OpenKruise's `EqualToRevisionHash`: the pod's `controller-revision-hash` equals the revision name, or
 /// their short hashes are equal.
 pub fn is_at_revision(pod: &PodRecord, revision: &str) -> bool {
-    let own = label(pod, CONTROLLER_REVISION_HASH).unwrap_or("");
+    revision_matches(label(pod, CONTROLLER_REVISION_HASH).unwrap_or(""), revision)
+}
+
+/// [`is_at_revision`] for a pod whose `controller-revision-hash` is `own`.
+pub fn revision_matches(own: &str, revision: &str) -> bool {
     own == revision || short_hash(own) == short_hash(revision)
+}
+
+/// The labels every reconcile reads on every pod, found in one pass over the pod's labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyLabels<'a> {
+    /// The lifecycle state, `""` when absent.
+    pub lifecycle_state: &'a str,
+    /// `controller-revision-hash`, `""` when absent.
+    pub revision: &'a str,
+    /// `pod-template-hash` is present.
+    pub has_template_hash: bool,
+    /// `apps.kruise.io/specified-delete` is present.
+    pub specified_delete: bool,
+}
+
+/// The pod's [`KeyLabels`].
+pub fn key_labels(pod: &PodRecord) -> KeyLabels<'_> {
+    let mut out = KeyLabels::default();
+    for (k, v) in pod.metadata.labels.iter().flatten() {
+        match k.as_str() {
+            LIFECYCLE_STATE_KEY => out.lifecycle_state = v,
+            CONTROLLER_REVISION_HASH => out.revision = v,
+            POD_TEMPLATE_HASH => out.has_template_hash = true,
+            SPECIFIED_DELETE => out.specified_delete = true,
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Kubernetes' `IsPodActive`: not Succeeded, not Failed, not being deleted.
@@ -151,33 +181,31 @@ pub fn created(pod: &PodRecord) -> Option<Timestamp> {
     pod.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
-/// The key of [`active_pods_less`]: scheduled, phase rank, ready, ready time (newest first), restarts
-/// (most first), creation (newest first).
-pub type ActiveOrderKey = (
-    bool,
-    u8,
-    bool,
-    Option<Reverse<Timestamp>>,
-    Reverse<i32>,
-    Option<Reverse<Timestamp>>,
-);
+/// The key of [`active_pods_less`], packed into integers so that comparing is cheap: scheduled, phase
+/// rank and ready (as bits of one byte), ready time (newest first), restarts (most first), creation
+/// (newest first). A missing time sorts before every time.
+pub type ActiveOrderKey = (u8, i128, i64, i128);
+
+/// A time "newest first": `None` smallest, then later times before earlier ones.
+fn newest_first(t: Option<Timestamp>) -> i128 {
+    t.map_or(i128::MIN, |t| -t.as_nanosecond())
+}
 
 /// The sort key of [`active_pods_less`] (smaller first), for sorting many pods.
 pub fn active_order_key(p: &PodRecord) -> ActiveOrderKey {
-    let phase_rank = match phase(p) {
+    let phase_rank: u8 = match phase(p) {
         "Pending" => 0,
         "Unknown" => 1,
         "Running" => 2,
         _ => 0,
     };
-    let ready = is_ready(p);
+    let ready = condition(p, "Ready").filter(|c| c.status == "True");
+    let ready_since = ready.and_then(|c| c.last_transition_time.as_ref()).map(|t| t.0);
     (
-        is_scheduled(p),
-        phase_rank,
-        ready,
-        ready.then(|| ready_since(p).map(Reverse)).flatten(),
-        Reverse(max_restarts(p)),
-        created(p).map(Reverse),
+        u8::from(is_scheduled(p)) << 3 | phase_rank << 1 | u8::from(ready.is_some()),
+        newest_first(ready_since),
+        -i64::from(max_restarts(p)),
+        newest_first(created(p)),
     )
 }
 
@@ -286,12 +314,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_are_written_in_whole_seconds() {
-        let t: Timestamp = "2026-01-01T12:00:00.123456789Z".parse().unwrap();
-        assert_eq!(rfc3339(t), "2026-01-01T12:00:00Z");
-    }
-
-    #[test]
     fn revision_equality_compares_full_names_or_short_hashes() {
         let p = pod("cs-abcde", "cs-7f9c");
         assert!(is_at_revision(&p, "cs-7f9c"));
@@ -319,6 +341,85 @@ mod tests {
             is_update_ready(&preparing, 0, now()),
             "readiness ignores the lifecycle state"
         );
+    }
+
+    #[test]
+    fn key_labels_are_read_in_one_pass() {
+        let bare = labelled(pod("cs-a", "cs-7f9c"), POD_TEMPLATE_HASH, "");
+        let mut no_hash = bare.clone();
+        no_hash
+            .metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .remove(POD_TEMPLATE_HASH);
+        assert_eq!(
+            key_labels(&no_hash),
+            KeyLabels {
+                revision: "cs-7f9c",
+                ..KeyLabels::default()
+            }
+        );
+        let full = labelled(
+            labelled(bare, LIFECYCLE_STATE_KEY, "Updating"),
+            SPECIFIED_DELETE,
+            "",
+        );
+        assert_eq!(
+            key_labels(&full),
+            KeyLabels {
+                lifecycle_state: "Updating",
+                revision: "cs-7f9c",
+                has_template_hash: true,
+                specified_delete: true,
+            }
+        );
+    }
+
+    #[test]
+    fn the_packed_active_order_key_sorts_as_active_pods_less() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let at = |secs: i64| Some(Time(Timestamp::from_second(secs).unwrap()));
+        let mut pods = Vec::new();
+        for (i, (node, phase, ready, since, restarts, created)) in [
+            ("", "Running", true, 100, 0, 10),
+            ("n", "Pending", true, 100, 0, 10),
+            ("n", "Unknown", true, 100, 0, 10),
+            ("n", "Running", false, 100, 0, 10),
+            ("n", "Running", true, 100, 0, 10),
+            ("n", "Running", true, 200, 0, 10),
+            ("n", "Running", true, 100, 3, 10),
+            ("n", "Running", true, 100, 0, 20),
+            ("n", "Succeeded", true, -5, 1, -20),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut p = pod(&format!("p-{i}"), "r");
+            p.metadata.creation_timestamp = at(created);
+            p.spec.as_mut().unwrap().node_name = Some(node.into());
+            let status = p.status.as_mut().unwrap();
+            status.phase = Some(phase.into());
+            let cond = &mut status.conditions.as_mut().unwrap()[0];
+            cond.status = if ready { "True" } else { "False" }.into();
+            cond.last_transition_time = at(since);
+            status.container_statuses = Some(vec![kruise_api::pod::ContainerStatusRecord {
+                restart_count: restarts,
+                ..Default::default()
+            }]);
+            pods.push(p);
+        }
+        for a in &pods {
+            for b in &pods {
+                assert_eq!(
+                    active_order_key(a).cmp(&active_order_key(b)),
+                    active_pods_less(a, b),
+                    "{} vs {}",
+                    name(a),
+                    name(b)
+                );
+            }
+        }
     }
 
     #[test]

@@ -154,7 +154,8 @@ pub fn refresh_pod(ctx: &Ctx<'_>, pod: &PodRecord) -> Refreshed {
             "Normal"
         }
     };
-    let target = match pods::lifecycle_state(pod) {
+    let view = ctx.view(pod);
+    let target = match view.state {
         "PreparingNormal" => {
             let normal = match lc.and_then(|l| l.pre_normal.as_ref()) {
                 None => pods::condition(pod, "PodScheduled").is_some_and(|c| c.status == "True"),
@@ -183,7 +184,7 @@ pub fn refresh_pod(ctx: &Ctx<'_>, pod: &PodRecord) -> Refreshed {
         out.actions.push(action);
         out.modified = true;
     }
-    if pods::label(pod, POD_TEMPLATE_HASH).is_none()
+    if !view.has_template_hash
         && let Some(revision) = pods::label(pod, CONTROLLER_REVISION_HASH)
     {
         out.actions.push(patch(

@@ -21,6 +21,7 @@ fn ctx(cs: &CloneSet) -> Ctx<'_> {
         options: Default::default(),
         pods_to_delete: Default::default(),
         views: Vec::new(),
+        by_address: Vec::new(),
     }
 }
 

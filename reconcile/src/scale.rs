@@ -35,18 +35,15 @@ impl ScaleOutcome {
 pub fn scale(ctx: &Ctx<'_>, generate_id: &mut dyn FnMut() -> String) -> ScaleOutcome {
     let mut out = ScaleOutcome::default();
     let cs = ctx.cs;
-    let specified: Vec<&PodRecord> = ctx
-        .pods
-        .iter()
-        .copied()
-        .filter(|p| ctx.is_specified_delete(p))
-        .collect();
-    let pre_delete: Vec<&PodRecord> = ctx
-        .pods
-        .iter()
-        .copied()
-        .filter(|p| pods::lifecycle_state(p) == "PreparingDelete")
-        .collect();
+    let (mut specified, mut pre_delete): (Vec<&PodRecord>, Vec<&PodRecord>) = (Vec::new(), Vec::new());
+    for (p, v) in ctx.pods_with_views() {
+        if v.specified_delete {
+            specified.push(p);
+        }
+        if v.preparing_delete {
+            pre_delete.push(p);
+        }
+    }
     let num_to_delete = specified
         .iter()
         .chain(pre_delete.iter())
@@ -78,9 +75,8 @@ pub fn scale(ctx: &Ctx<'_>, generate_id: &mut dyn FnMut() -> String) -> ScaleOut
 
     // 2. The numbers.
     let facts: Vec<_> = ctx
-        .pods
-        .iter()
-        .map(|p| ctx.facts(p, ctx.is_pod_update_for_scale(p)))
+        .pods_with_views()
+        .map(|(_, v)| v.facts(ctx.is_pod_update_for_scale(&v)))
         .collect();
     let mut diffs = arithmetic::calculate(&ctx.params, &facts, ctx.current_name == ctx.update_name);
     out.diffs = Some(diffs);

@@ -21,6 +21,7 @@ fn ctx<'a>(cs: &'a CloneSet, pods: &[&'a PodRecord]) -> Ctx<'a> {
         options: Default::default(),
         pods_to_delete: Default::default(),
         views: Vec::new(),
+        by_address: Vec::new(),
     }
 }
 

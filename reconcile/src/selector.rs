@@ -14,31 +14,81 @@ pub fn matches(
     selector: &LabelSelector,
     labels: Option<&BTreeMap<String, String>>,
 ) -> Result<bool, InvalidSelector> {
-    let empty = BTreeMap::new();
-    let labels = labels.unwrap_or(&empty);
-    if selector
-        .match_labels
-        .iter()
-        .flatten()
-        .any(|(k, v)| labels.get(k) != Some(v))
-    {
-        return Ok(false);
+    Selector::new(selector).matches(labels)
+}
+
+/// A label selector read once, to match many label maps.
+#[derive(Debug, Clone)]
+pub struct Selector<'a> {
+    labels: Vec<(&'a str, &'a str)>,
+    requirements: Vec<Requirement<'a>>,
+}
+
+#[derive(Debug, Clone)]
+struct Requirement<'a> {
+    key: &'a str,
+    /// The operator, or the unknown one (an error when a label map reaches it, as before reading once).
+    op: Result<Op, &'a str>,
+    values: &'a [String],
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+impl<'a> Selector<'a> {
+    /// Reads `selector`.
+    pub fn new(selector: &'a LabelSelector) -> Self {
+        let labels = selector
+            .match_labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let requirements = selector
+            .match_expressions
+            .iter()
+            .flatten()
+            .map(|e| Requirement {
+                key: &e.key,
+                op: match e.operator.as_str() {
+                    "In" => Ok(Op::In),
+                    "NotIn" => Ok(Op::NotIn),
+                    "Exists" => Ok(Op::Exists),
+                    "DoesNotExist" => Ok(Op::DoesNotExist),
+                    other => Err(other),
+                },
+                values: e.values.as_deref().unwrap_or_default(),
+            })
+            .collect();
+        Selector { labels, requirements }
     }
-    for e in selector.match_expressions.iter().flatten() {
-        let value = labels.get(&e.key);
-        let values = e.values.as_deref().unwrap_or_default();
-        let ok = match e.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            other => return Err(InvalidSelector(other.to_owned())),
-        };
-        if !ok {
+
+    /// Whether `labels` satisfy the selector (an empty selector matches everything).
+    pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> Result<bool, InvalidSelector> {
+        let get = |k: &str| labels.and_then(|l| l.get(k)).map(String::as_str);
+        if self.labels.iter().any(|(k, v)| get(k) != Some(*v)) {
             return Ok(false);
         }
+        for r in &self.requirements {
+            let value = get(r.key);
+            let ok = match r.op {
+                Ok(Op::In) => value.is_some_and(|v| r.values.iter().any(|x| x == v)),
+                Ok(Op::NotIn) => value.is_none_or(|v| !r.values.iter().any(|x| x == v)),
+                Ok(Op::Exists) => value.is_some(),
+                Ok(Op::DoesNotExist) => value.is_none(),
+                Err(other) => return Err(InvalidSelector(other.to_owned())),
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
-    Ok(true)
 }
 
 /// The selector as `metav1.LabelSelectorAsSelector(...).String()` prints it: requirements sorted by
@@ -129,5 +179,15 @@ mod tests {
             matches(&LabelSelector::default(), None).unwrap(),
             "empty selector matches all"
         );
+    }
+
+    #[test]
+    fn an_unknown_operator_fails_only_the_label_maps_that_reach_it() {
+        let mut bad = selector();
+        bad.match_expressions.as_mut().unwrap()[0].operator = "Near".into();
+        let sel = Selector::new(&bad);
+        assert!(!sel.matches(None).unwrap(), "stopped by matchLabels first");
+        let labels: BTreeMap<String, String> = [("app".to_string(), "demo".to_string())].into();
+        assert_eq!(sel.matches(Some(&labels)), Err(InvalidSelector("Near".into())));
     }
 }

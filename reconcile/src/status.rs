@@ -72,8 +72,7 @@ pub fn compute(
         conditions: old.conditions.clone(),
         ..Default::default()
     };
-    for p in &ctx.pods {
-        let v = ctx.view(p);
+    for (_, v) in ctx.pods_with_views() {
         let (updated, ready, available) = (v.at_update, v.update_ready, v.available);
         s.replicas += 1;
         s.ready_replicas += i32::from(ready);

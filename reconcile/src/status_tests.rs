@@ -22,6 +22,7 @@ fn run(cs: &CloneSet, pods: &[PodRecord]) -> (CloneSetStatus, Option<Duration>) 
         options: Default::default(),
         pods_to_delete: Default::default(),
         views: Vec::new(),
+        by_address: Vec::new(),
     };
     compute(&ctx, None, None, None)
 }

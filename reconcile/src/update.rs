@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{CloneSetPodUpdateStrategyType, CloneSetUpdateStrategyType};
-use kruise_api::common::UpdatePriorityStrategy;
+use kruise_api::common::{UpdatePriorityOrderTerm, UpdatePriorityStrategy};
 use serde_json::json;
 
 use crate::action::Action;
@@ -16,7 +16,7 @@ use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
 use crate::pods::{self, SPECIFIED_DELETE};
 use crate::refresh::refresh_pod;
 use crate::revision::template_of;
-use crate::selector;
+use crate::selector::Selector;
 
 /// Why a pod could not be updated (becomes a `FailedUpdate` condition).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,11 +79,7 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
     {
         return out;
     }
-    let facts: Vec<_> = ctx
-        .pods
-        .iter()
-        .map(|p| ctx.facts(p, ctx.view(p).at_update))
-        .collect();
+    let facts: Vec<_> = ctx.pods_with_views().map(|(_, v)| v.facts(v.at_update)).collect();
     let diffs = arithmetic::calculate(&ctx.params, &facts, ctx.current_name == ctx.update_name);
     out.diffs = Some(diffs);
     if diffs.update_num == 0 {
@@ -95,21 +91,20 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
         ctx.current_name
     };
     let mut candidates: Vec<&PodRecord> = ctx
-        .pods
-        .iter()
-        .copied()
-        .filter(|p| ctx.view(p).at_update != (diffs.update_num > 0))
-        .filter(|p| match pods::lifecycle_state(p) {
+        .pods_with_views()
+        .filter(|(_, v)| v.at_update != (diffs.update_num > 0))
+        .filter(|(p, v)| match v.state {
             "PreparingDelete" => false,
             "Updated" => true,
             _ => !pods::in_grace_period(p),
         })
+        .map(|(p, _)| p)
         .collect();
     sort_candidates(ctx, &mut candidates);
     let chosen = limit(ctx, &diffs, candidates, target);
-    let mut specs = SpecCache::default();
+    let mut shared = Shared::default();
     for pod in chosen {
-        match update_pod(ctx, pod, target, &mut specs) {
+        match update_pod(ctx, pod, target, &mut shared) {
             Ok((actions, delay)) => {
                 out.actions.extend(actions);
                 push_delay(&mut out.delay, delay);
@@ -128,37 +123,64 @@ pub fn update(ctx: &Ctx<'_>) -> UpdateOutcome {
 /// Worst first (`ActivePods`), then `priorityStrategy`, then `scatterStrategy`, then PreparingUpdate
 /// pods to the front; every step after the first is stable.
 pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut Vec<&PodRecord>) {
-    candidates.sort_by_cached_key(|p| pods::active_order_key(p));
     let ru = rolling_update(ctx.cs);
-    if let Some(priority) = ru.and_then(|r| r.priority_strategy.as_ref()) {
-        candidates.sort_by_cached_key(|p| priority_key(priority, p));
-    }
+    let priority = ru.and_then(|r| r.priority_strategy.as_ref()).map(Priority::new);
+    // A stable sort by priority of pods in ActivePods order is one sort by (priority, ActivePods order).
+    candidates.sort_by_cached_key(|p| {
+        (
+            priority.as_ref().map_or((0, 0), |s| s.key(p)),
+            pods::active_order_key(p),
+        )
+    });
     if let Some(terms) = ru.and_then(|r| r.scatter_strategy.as_ref()) {
         *candidates = crate::scatter::scatter(&ctx.pods, std::mem::take(candidates), terms);
     }
-    candidates.sort_by_key(|p| pods::lifecycle_state(p) != "PreparingUpdate");
+    let (mut preparing, rest): (Vec<&PodRecord>, Vec<&PodRecord>) = candidates
+        .iter()
+        .partition(|p| ctx.view(p).state == "PreparingUpdate");
+    preparing.extend(rest);
+    *candidates = preparing;
 }
 
-/// The priority sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the
-/// index of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
-/// negated integer suffix of its value.
-fn priority_key(s: &UpdatePriorityStrategy, p: &PodRecord) -> (i64, i64) {
-    let weights = s.weight_priority.as_deref().unwrap_or_default();
-    let orders = s.order_priority.as_deref().unwrap_or_default();
-    if !weights.is_empty() {
-        let w: i64 = weights
-            .iter()
-            .filter(|t| selector::matches(&t.match_selector, p.metadata.labels.as_ref()).unwrap_or(false))
-            .map(|t| i64::from(t.weight))
-            .sum();
-        return (-w, 0);
-    }
-    for (i, t) in orders.iter().enumerate() {
-        if let Some(v) = pods::label(p, &t.ordered_key) {
-            return (i as i64, -int_suffix(v));
+/// A `priorityStrategy` with its selectors read once.
+struct Priority<'a> {
+    weights: Vec<(Selector<'a>, i64)>,
+    orders: &'a [UpdatePriorityOrderTerm],
+}
+
+impl<'a> Priority<'a> {
+    fn new(s: &'a UpdatePriorityStrategy) -> Self {
+        Priority {
+            weights: s
+                .weight_priority
+                .iter()
+                .flatten()
+                .map(|t| (Selector::new(&t.match_selector), i64::from(t.weight)))
+                .collect(),
+            orders: s.order_priority.as_deref().unwrap_or_default(),
         }
     }
-    if orders.is_empty() { (0, 0) } else { (-1, 0) }
+
+    /// The sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the index
+    /// of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
+    /// negated integer suffix of its value.
+    fn key(&self, p: &PodRecord) -> (i64, i64) {
+        if !self.weights.is_empty() {
+            let w: i64 = self
+                .weights
+                .iter()
+                .filter(|(sel, _)| sel.matches(p.metadata.labels.as_ref()).unwrap_or(false))
+                .map(|(_, w)| w)
+                .sum();
+            return (-w, 0);
+        }
+        for (i, t) in self.orders.iter().enumerate() {
+            if let Some(v) = pods::label(p, &t.ordered_key) {
+                return (i as i64, -int_suffix(v));
+            }
+        }
+        if self.orders.is_empty() { (0, 0) } else { (-1, 0) }
+    }
 }
 
 /// The integer formed by the trailing digits of `v` (`"sts-10"` → 10), 0 without.
@@ -177,8 +199,8 @@ fn limit<'a>(
     candidates.truncate(usize::try_from(diffs.update_num.abs()).unwrap_or(0));
     let mut unavailable = 0i64;
     let mut target_unavailable = 0i64;
-    for p in &ctx.pods {
-        if !ctx.is_available(p) {
+    for (p, v) in ctx.pods_with_views() {
+        if !v.available {
             unavailable += 1;
             if pods::is_at_revision(p, target) {
                 target_unavailable += 1;
@@ -209,14 +231,56 @@ fn policy(ctx: &Ctx<'_>) -> CloneSetPodUpdateStrategyType {
 }
 
 /// In-place verdicts already computed this pass, by the pod's old revision name.
-type SpecCache = Vec<(String, Result<inplace::UpdateSpec, NotInPlace>)>;
+type SpecCache<'a> = Vec<(&'a str, Result<inplace::UpdateSpec, NotInPlace>)>;
 
-/// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.
-fn update_pod(
-    ctx: &Ctx<'_>,
+/// What the pods updated in one pass share, computed once.
+#[derive(Default)]
+struct Shared<'a> {
+    /// In-place verdicts.
+    specs: SpecCache<'a>,
+    /// Texts of the in-place state annotation.
+    texts: inplace::StateText,
+    /// The `InPlaceUpdateReady=False` status patch, for a pod that is not ready and for one that is.
+    not_ready: [Option<serde_json::Value>; 2],
+}
+
+/// The in-place verdict for moving `pod` to `target`, computed once per old revision.
+fn verdict<'c, 'a>(
+    ctx: &Ctx<'a>,
     pod: &PodRecord,
     target: &str,
-    specs: &mut SpecCache,
+    specs: &'c mut SpecCache<'a>,
+) -> Option<&'c Result<inplace::UpdateSpec, NotInPlace>> {
+    let old = ctx
+        .revisions
+        .iter()
+        .find(|r| pods::is_at_revision(pod, r.metadata.name.as_deref().unwrap_or("")))?;
+    let old_name = old.metadata.name.as_deref().unwrap_or("");
+    let i = match specs.iter().position(|(n, _)| *n == old_name) {
+        Some(i) => i,
+        None => {
+            let target_template = if target == ctx.update_name {
+                &ctx.update_template
+            } else {
+                &ctx.current_template
+            };
+            let v = match template_of(old) {
+                Ok(t) => inplace::calculate_spec(&t, target_template, target),
+                Err(_) => Err(NotInPlace::SpecChanged),
+            };
+            specs.push((old_name, v));
+            specs.len() - 1
+        }
+    };
+    Some(&specs[i].1)
+}
+
+/// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.
+fn update_pod<'a>(
+    ctx: &Ctx<'a>,
+    pod: &PodRecord,
+    target: &str,
+    shared: &mut Shared<'a>,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = policy(ctx);
@@ -224,45 +288,24 @@ fn update_pod(
         policy,
         CloneSetPodUpdateStrategyType::InPlaceIfPossible | CloneSetPodUpdateStrategyType::InPlaceOnly
     );
-    let mut verdict = Err(NotInPlace::SpecChanged);
-    if in_place_policy {
-        let old = ctx
-            .revisions
-            .iter()
-            .find(|r| pods::is_at_revision(pod, r.metadata.name.as_deref().unwrap_or("")));
-        let target_template = if target == ctx.update_name {
-            &ctx.update_template
-        } else {
-            &ctx.current_template
-        };
-        if let Some(old) = old {
-            let old_name = old.metadata.name.clone().unwrap_or_default();
-            verdict = match specs.iter().find(|(n, _)| *n == old_name) {
-                Some((_, v)) => v.clone(),
-                None => {
-                    let v = match template_of(old) {
-                        Ok(t) => inplace::calculate_spec(&t, target_template, target),
-                        Err(_) => Err(NotInPlace::SpecChanged),
-                    };
-                    specs.push((old_name, v.clone()));
-                    v
-                }
-            };
-        }
-    }
-    match verdict {
-        Ok(spec) => in_place(ctx, pod, spec),
+    let verdict = if in_place_policy {
+        verdict(ctx, pod, target, &mut shared.specs)
+    } else {
+        None
+    };
+    match verdict.unwrap_or(&Err(NotInPlace::SpecChanged)) {
+        Ok(spec) => in_place(ctx, pod, spec, &mut shared.texts, &mut shared.not_ready),
         Err(NotInPlace::EnvFromMetadata { containers })
             if policy == CloneSetPodUpdateStrategyType::InPlaceOnly =>
         {
             Err(UpdateError::NeedsRestart {
                 pod: name,
-                containers,
+                containers: containers.clone(),
             })
         }
         Err(_) if policy == CloneSetPodUpdateStrategyType::InPlaceOnly => Err(UpdateError::InPlaceOnly(name)),
         Err(why) => Ok((
-            recreate_notice(&why, &name, &policy)
+            recreate_notice(why, &name, &policy)
                 .into_iter()
                 // A pod already labelled is not patched again (the event is still emitted, as OpenKruise).
                 .chain(
@@ -302,7 +345,9 @@ fn recreate_notice(why: &NotInPlace, pod: &str, policy: &CloneSetPodUpdateStrate
 fn in_place(
     ctx: &Ctx<'_>,
     pod: &PodRecord,
-    spec: inplace::UpdateSpec,
+    spec: &inplace::UpdateSpec,
+    texts: &mut inplace::StateText,
+    not_ready: &mut [Option<serde_json::Value>; 2],
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let hook = ctx
@@ -357,14 +402,17 @@ fn in_place(
     if inplace::has_gate(pod) {
         actions.push(Action::PatchPodStatus {
             name: name.clone(),
-            patch: inplace::ready_condition_patch(pod, false, ctx.now),
+            // The same for every pod of the pass with the same readiness.
+            patch: not_ready[usize::from(pods::is_ready(pod))]
+                .get_or_insert_with(|| inplace::ready_condition_patch(pod, false, ctx.now))
+                .clone(),
         });
     }
-    let updating = lifecycle::state_patch(pod, "Updating", ctx.now);
+    let updating = (state != "Updating").then_some("Updating");
     actions.push(Action::PatchPod {
         name: name.clone(),
         reason: "inPlaceUpdate",
-        patch: inplace::begin(pod, &spec, grace, updating, ctx.now),
+        patch: inplace::begin(pod, spec, grace, updating, ctx.now, texts),
     });
     actions.push(Action::normal(
         "SuccessfulUpdatePodInPlace",
