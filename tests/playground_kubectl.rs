@@ -214,3 +214,58 @@ fn kubectl_eviction_past_the_budget_is_429() {
          podunavailablebudget.policy.kruise.io \"shop\" is forbidden: pub unavailable allowed is negative"
     );
 }
+
+#[test]
+fn kubectl_updates_a_cloneset_in_place_and_scales_it() {
+    let pg = serve_with(&["--kubelet-delay-ms", "100"]);
+    let k = pg.kubeconfig.as_path();
+    ok(k, &["apply", "-f", &example("cloneset.yaml")]);
+    let field = |path: &str| {
+        ok(
+            k,
+            &["get", "cloneset", "web", "-o", &format!("jsonpath={{{path}}}")],
+        )
+    };
+    wait_for("4 ready pods", || field(".status.readyReplicas") == "4");
+    let pods = |path: &str| {
+        let out = ok(
+            k,
+            &[
+                "get",
+                "pods",
+                "-l",
+                "app=web-cloneset",
+                "-o",
+                &format!("jsonpath={{{path}}}"),
+            ],
+        );
+        let mut items: Vec<String> = out.split_whitespace().map(str::to_string).collect();
+        items.sort();
+        items
+    };
+    let uids = pods(".items[*].metadata.uid");
+    let new_image = r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"nginx:1.28"}]}}}}"#;
+    ok(
+        k,
+        &["patch", "cloneset", "web", "--type", "merge", "-p", new_image],
+    );
+    wait_for("2 pods updated past the partition", || {
+        field(".status.updatedReadyReplicas") == "2" && field(".status.readyReplicas") == "4"
+    });
+    let images = pods(".items[*].spec.containers[0].image");
+    assert_eq!(
+        images.iter().filter(|i| *i == "nginx:1.28").count(),
+        2,
+        "{images:?}"
+    );
+    assert_eq!(
+        pods(".items[*].metadata.uid"),
+        uids,
+        "updated in place: the same pods"
+    );
+    ok(k, &["scale", "cloneset", "web", "--replicas=6"]);
+    wait_for("6 ready pods", || field(".status.readyReplicas") == "6");
+    let table = ok(k, &["get", "cloneset", "web"]);
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(table.contains("DESIRED"), "OpenKruise's printer columns: {table}");
+}

@@ -29,7 +29,7 @@ pub fn api_versions() -> Value {
     })
 }
 
-/// Served named groups and their versions, in registration order.
+/// Served named groups and their versions, most preferred first.
 fn named_groups(api: &Api) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for d in api.registry.all() {
@@ -41,7 +41,39 @@ fn named_groups(api: &Api) -> BTreeMap<String, Vec<String>> {
             versions.push(d.version.clone());
         }
     }
+    for versions in groups.values_mut() {
+        versions.sort_by_key(|v| version_priority(v));
+    }
     groups
+}
+
+/// Kubernetes' "kube-aware" version order as a sort key: GA before beta before alpha, higher numbers
+/// first (`v2`, `v1`, `v1beta2`, `v1beta1`, `v1alpha1`), then other strings alphabetically. The first
+/// is the group's preferred version, as kube-apiserver picks it for custom resources (so kubectl
+/// uses `v1beta1` CloneSets, not `v1alpha1`).
+fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    let parsed = version.strip_prefix('v').and_then(|rest| {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let (stability, minor) = match &rest[digits..] {
+            "" => (0, "0"),
+            tail => match (tail.strip_prefix("beta"), tail.strip_prefix("alpha")) {
+                (Some(n), _) => (1, n),
+                (_, Some(n)) => (2, n),
+                _ => return None,
+            },
+        };
+        Some((stability, major, minor.parse::<u64>().ok()?))
+    });
+    match parsed {
+        Some((stability, major, minor)) => (
+            stability,
+            std::cmp::Reverse(major),
+            std::cmp::Reverse(minor),
+            String::new(),
+        ),
+        None => (3, std::cmp::Reverse(0), std::cmp::Reverse(0), version.to_string()),
+    }
 }
 
 fn group_json(name: &str, versions: &[String]) -> Value {
@@ -89,4 +121,37 @@ pub fn resources(api: &Api, group: &str, version: &str) -> Result<Value, ApiErro
         format!("{group}/{version}")
     };
     Ok(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_priority;
+
+    #[test]
+    fn versions_sort_as_kube_apiserver_prefers_them() {
+        let mut versions = vec![
+            "v1alpha1",
+            "foo",
+            "v1beta1",
+            "v1",
+            "v2beta1",
+            "v1beta2",
+            "v2",
+            "v10alpha1",
+        ];
+        versions.sort_by_key(|v| version_priority(v));
+        assert_eq!(
+            versions,
+            [
+                "v2",
+                "v1",
+                "v2beta1",
+                "v1beta2",
+                "v1beta1",
+                "v10alpha1",
+                "v1alpha1",
+                "foo"
+            ]
+        );
+    }
 }
