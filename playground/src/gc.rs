@@ -10,7 +10,8 @@
 //! - pod terminator (the kubelet's part of graceful deletion): a pod with a pending grace period is
 //!   removed `pod_termination_delay` after its deletion began.
 //!
-//! Each pass looks at the whole store; passes run on every change and every 200 ms.
+//! Each pass looks at the whole store (shared, not copied); passes run every 200 ms and on changes,
+//! at most one per [`MIN_PASS_INTERVAL`] so that a burst of writes costs one pass, not one each.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -23,6 +24,9 @@ use crate::delete::{DeleteOptions, FOREGROUND, ORPHAN};
 use crate::meta;
 use crate::resources::ResourceDef;
 
+/// The least time between two passes.
+pub const MIN_PASS_INTERVAL: Duration = Duration::from_millis(50);
+
 /// Runs the controllers until the task is aborted.
 pub async fn run(api: Arc<Api>, pod_termination_delay: Duration) {
     loop {
@@ -30,6 +34,7 @@ pub async fn run(api: Arc<Api>, pod_termination_delay: Duration) {
         tokio::pin!(notified);
         notified.as_mut().enable();
         pass(&api, pod_termination_delay).await;
+        tokio::time::sleep(MIN_PASS_INTERVAL).await;
         tokio::select! {
             _ = notified => {}
             _ = tokio::time::sleep(Duration::from_millis(200)) => {}
@@ -38,23 +43,24 @@ pub async fn run(api: Arc<Api>, pod_termination_delay: Duration) {
 }
 
 struct Obj {
-    def: ResourceDef,
+    def: Arc<ResourceDef>,
     value: std::sync::Arc<Value>,
 }
 
-fn owner_uids(o: &Value) -> Vec<String> {
+fn owner_uids(o: &Value) -> Vec<&str> {
     o["metadata"]["ownerReferences"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|r| r["uid"].as_str().map(String::from))
+        .filter_map(|r| r["uid"].as_str())
         .collect()
 }
 
 fn snapshot(api: &Api) -> Vec<Obj> {
-    let mut defs: HashMap<(String, String), ResourceDef> = HashMap::new();
+    let mut defs: HashMap<(String, String), Arc<ResourceDef>> = HashMap::new();
     for d in api.registry.all() {
-        defs.entry((d.group.clone(), d.plural.clone())).or_insert(d);
+        defs.entry((d.group.clone(), d.plural.clone()))
+            .or_insert_with(|| Arc::new(d));
     }
     let mut out = vec![];
     for k in api.store.keys() {
@@ -107,14 +113,14 @@ async fn drop_finalizer(api: &Api, o: &Obj, finalizer: &str) {
 pub async fn pass(api: &Api, pod_termination_delay: Duration) {
     let objs = snapshot(api);
     let by_uid: HashMap<&str, &Obj> = objs.iter().map(|o| (meta::uid_of(&o.value), o)).collect();
-    let mut has_dependents: HashSet<String> = HashSet::new();
+    let mut has_dependents: HashSet<&str> = HashSet::new();
     for o in &objs {
         let owners = owner_uids(&o.value);
         if owners.is_empty() {
             continue;
         }
-        has_dependents.extend(owners.iter().cloned());
-        let live: Vec<&&Obj> = owners.iter().filter_map(|u| by_uid.get(u.as_str())).collect();
+        has_dependents.extend(owners.iter().copied());
+        let live: Vec<&&Obj> = owners.iter().filter_map(|u| by_uid.get(u)).collect();
         if live.is_empty() {
             if !meta::is_deleting(&o.value) {
                 remove(api, o, "Background").await;

@@ -1,6 +1,6 @@
 //! The simulated data plane, one task beside the garbage collector: Deployment and ReplicaSet
 //! controllers, the scheduler and the kubelets of `nodes` Ready nodes. Passes run on every store
-//! change and every 50 ms (so container start delays are honoured closely).
+//! change (at most one per 10 ms) and every 50 ms (so container start delays are honoured closely).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +8,9 @@ use std::time::Duration;
 use crate::api::Api;
 use crate::kubelet::Kubelet;
 use crate::{deployment, scheduler};
+
+/// The least time between two passes.
+pub const MIN_PASS_INTERVAL: Duration = Duration::from_millis(10);
 
 /// Creates the nodes, then runs the controllers, scheduler and kubelet until aborted.
 pub async fn run(api: Arc<Api>, nodes: usize, kubelet: Kubelet) {
@@ -20,6 +23,8 @@ pub async fn run(api: Arc<Api>, nodes: usize, kubelet: Kubelet) {
         deployment::replica_sets(&api).await;
         scheduler::schedule(&api).await;
         kubelet.sync(&api).await;
+        // A burst of writes costs one pass, not one each.
+        tokio::time::sleep(MIN_PASS_INTERVAL).await;
         tokio::select! {
             _ = notified => {}
             _ = tokio::time::sleep(Duration::from_millis(50)) => {}
