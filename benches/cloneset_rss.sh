@@ -59,3 +59,11 @@ while true; do
 done
 sleep 5
 echo "kruise serve with $SETS CloneSets × $PODS pods ready: VmRSS $(rss VmRSS) kB, VmHWM $(rss VmHWM) kB"
+if [ -n "${AFTER_EVENTS_EXPIRE:-}" ]; then
+  # kube-runtime's Recorder keeps recorded events for 6 minutes and drops expired ones when it next
+  # records: wait, record one (a scale-up), and measure again.
+  sleep 380
+  kubectl scale -n load cloneset app-1 --replicas=$((PODS + 1)) >/dev/null
+  sleep 20
+  echo "7 minutes later, after one more event: VmRSS $(rss VmRSS) kB"
+fi
