@@ -593,3 +593,103 @@ async fn in_place_rollout_of_100_pods_writes_at_most_two_pod_objects_per_pod() {
     assert_eq!(cloneset_writes, 1, "only the test's edit");
     assert!(env.pods().await.iter().all(|p| restarts(p, "main") == 1));
 }
+
+#[tokio::test]
+async fn each_pod_gets_its_own_claim_which_a_replacement_reuses_and_a_scale_down_deletes() {
+    let mut cs = clone_set(
+        2,
+        json!([{"name": "main", "image": "nginx:1.0",
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]),
+        json!({"podUpdatePolicy": "InPlaceIfPossible"}),
+    );
+    // v1beta1 reuses the claims of pods deleted by someone else only when asked (OpenKruise's default
+    // is false; v1alpha1's `disablePVCReuse` defaults to reuse).
+    cs["spec"]["scaleStrategy"] = json!({"enablePVCReuse": true});
+    cs["spec"]["volumeClaimTemplates"] = json!([{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    let env = start_with(Duration::from_millis(50), cs).await;
+    env.settle(2).await;
+    let claims: Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> =
+        Api::namespaced(env.pg.client.clone(), NS);
+    let claim_names = async || {
+        let mut names: Vec<String> = claims
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|c| c.metadata.deletion_timestamp.is_none())
+            .filter_map(|c| c.metadata.name)
+            .collect();
+        names.sort();
+        names
+    };
+    let mut expected = Vec::new();
+    for pod in env.pods().await {
+        let id = pod["metadata"]["labels"][INSTANCE_ID]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let claim = format!("data-web-{id}");
+        let volume = pod["spec"]["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == "data")
+            .cloned()
+            .unwrap();
+        assert_eq!(volume["persistentVolumeClaim"]["claimName"], claim.as_str());
+        let stored = claims.get(&claim).await.unwrap();
+        assert_eq!(stored.metadata.labels.unwrap()[INSTANCE_ID], id);
+        expected.push(claim);
+    }
+    expected.sort();
+    assert_eq!(claim_names().await, expected);
+
+    // A pod deleted by someone else is replaced under the same id, on the same claim.
+    let victim = name(&env.pods().await[0]);
+    let victim_uid = env.identities().await[&victim].clone();
+    env.pods.delete(&victim, &Default::default()).await.unwrap();
+    env.wait("the pod replaced under its id", 60, async || {
+        env.settled(2).await
+            && env
+                .identities()
+                .await
+                .get(&victim)
+                .is_some_and(|uid| *uid != victim_uid)
+    })
+    .await;
+    assert_eq!(claim_names().await, expected, "the claim was reused, no new one");
+
+    // A scale-down deletes the pod and its claim.
+    env.edit(json!({"replicas": 1})).await;
+    env.settle(1).await;
+    let survivor = env.pods().await[0]["metadata"]["labels"][INSTANCE_ID]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.wait("the removed pod's claim deleted", 30, async || {
+        claim_names().await == vec![format!("data-web-{survivor}")]
+    })
+    .await;
+
+    // Without reuse, a pod deleted by someone else takes its claim along; the replacement gets a new id.
+    env.edit(json!({"scaleStrategy": {"enablePVCReuse": false}}))
+        .await;
+    env.pods
+        .delete(&format!("web-{survivor}"), &Default::default())
+        .await
+        .unwrap();
+    env.wait("a replacement with a new id and claim", 60, async || {
+        let pods = env.pods().await;
+        let ids: Vec<String> = pods
+            .iter()
+            .filter_map(|p| p["metadata"]["labels"][INSTANCE_ID].as_str().map(str::to_string))
+            .collect();
+        env.settled(1).await
+            && ids.len() == 1
+            && ids[0] != survivor
+            && claim_names().await == vec![format!("data-web-{}", ids[0])]
+    })
+    .await;
+}
