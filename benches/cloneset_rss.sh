@@ -14,6 +14,8 @@ WORK=$(mktemp -d)
 API_PORT=${API_PORT:-16443}
 WEBHOOK_PORT=${WEBHOOK_PORT:-19876}
 export KUBECONFIG=$WORK/kubeconfig
+# kubectl caches discovery per host:port for hours; a fresh cache sees this playground's versions.
+export KUBECACHEDIR=$WORK/kube-cache
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
