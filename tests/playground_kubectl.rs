@@ -62,7 +62,13 @@ fn serve_with(extra: &[&str]) -> Served {
 /// Runs kubectl; returns (success, stdout, stderr). A missing kubectl fails the test.
 fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
     let mut cmd = Command::new("kubectl");
+    // The discovery cache beside the kubeconfig: nothing read from or left in ~/.kube/cache.
+    let cache = kubeconfig
+        .parent()
+        .map(|d| d.join("kube-cache"))
+        .unwrap_or_default();
     cmd.env("KUBECONFIG", kubeconfig)
+        .env("KUBECACHEDIR", cache)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
