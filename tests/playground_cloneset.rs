@@ -174,6 +174,11 @@ impl Env {
             && s["updateRevision"] == s["currentRevision"]
     }
 
+    /// [`Self::settled`], with every pod's `main` container on `image`.
+    async fn rolled_out(&self, replicas: i64, image: &str) -> bool {
+        self.settled(replicas).await && self.pods().await.iter().all(|p| image_of(p, "main") == image)
+    }
+
     async fn settle(&self, replicas: i64) {
         self.wait(&format!("{replicas} ready pods"), 60, async || {
             self.settled(replicas).await
@@ -332,12 +337,7 @@ async fn five_pods_then_a_partitioned_in_place_update_then_the_rest() {
     env.edit(json!({"updateStrategy": {"rollingUpdate": {"partition": 0}}}))
         .await;
     env.wait("all pods updated", 60, async || {
-        env.settled(5).await
-            && env
-                .pods()
-                .await
-                .iter()
-                .all(|p| image_of(p, "main") == "nginx:2.0")
+        env.rolled_out(5, "nginx:2.0").await
     })
     .await;
     let worst = env.extremes();
@@ -368,12 +368,7 @@ async fn recreate_with_max_surge_never_exceeds_replicas_plus_one() {
     env.edit(json!({"template": {"spec": {"containers": [container("main", "nginx:2.0")]}}}))
         .await;
     env.wait("all pods recreated", 90, async || {
-        env.settled(5).await
-            && env
-                .pods()
-                .await
-                .iter()
-                .all(|p| image_of(p, "main") == "nginx:2.0")
+        env.rolled_out(5, "nginx:2.0").await
     })
     .await;
     let most = env.extremes();
@@ -567,12 +562,7 @@ async fn in_place_rollout_of_100_pods_writes_at_most_two_pod_objects_per_pod() {
     env.edit(json!({"template": {"spec": {"containers": [container("main", "nginx:2.0")]}}}))
         .await;
     env.wait("100 pods updated", 180, async || {
-        env.settled(100).await
-            && env
-                .pods()
-                .await
-                .iter()
-                .all(|p| image_of(p, "main") == "nginx:2.0")
+        env.rolled_out(100, "nginx:2.0").await
     })
     .await;
     println!(
