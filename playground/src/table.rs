@@ -112,8 +112,26 @@ fn pod_cells(pod: &Value) -> Vec<Value> {
         json!(text(&pod["status"]["podIP"])),
         json!(text(&pod["spec"]["nodeName"])),
         json!(text(&pod["status"]["nominatedNodeName"])),
-        json!("<none>"),
+        json!(readiness_gates(pod)),
     ]
+}
+
+/// `<true gates>/<gates>` (kubectl's READINESS GATES column), or `<none>` without gates.
+fn readiness_gates(pod: &Value) -> String {
+    let Some(gates) = pod["spec"]["readinessGates"].as_array().filter(|g| !g.is_empty()) else {
+        return "<none>".into();
+    };
+    let conditions = pod["status"]["conditions"].as_array();
+    let passed = gates
+        .iter()
+        .filter(|g| {
+            conditions.is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == g["conditionType"] && c["status"] == "True")
+            })
+        })
+        .count();
+    format!("{passed}/{}", gates.len())
 }
 
 /// The `PartialObjectMetadata` of an object (managedFields dropped, as in Table rows).
@@ -231,5 +249,15 @@ mod tests {
         ] {
             assert_eq!(human_duration(s), want, "{s}");
         }
+    }
+
+    #[test]
+    fn readiness_gates_count_the_true_ones() {
+        let gates = json!([{"conditionType": "InPlaceUpdateReady"}, {"conditionType": "KruisePodReady"}]);
+        let pod = json!({"spec": {"readinessGates": gates},
+            "status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"},
+                                      {"type": "KruisePodReady", "status": "False"}]}});
+        assert_eq!(readiness_gates(&pod), "1/2");
+        assert_eq!(readiness_gates(&json!({"spec": {}})), "<none>");
     }
 }
