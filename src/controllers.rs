@@ -19,6 +19,7 @@ pub mod launch_priority;
 pub mod pod_readiness;
 pub mod pods;
 pub mod pub_status;
+pub mod sightings;
 pub mod workload_spread;
 pub mod workloads;
 

@@ -6,6 +6,9 @@
 //! CloneSet's resourceVersion as precondition (409: requeue, never overwrite), and requeues after the
 //! planner's delay. Expectations (spec §B.12) are kept per CloneSet in the controller's state and
 //! observed against the cache on every pass, so a stale cache never causes a second create or delete.
+//! Pods the trigger watch saw are noted ([`PodSightings`]) and a pass starts only once the cache shows
+//! them at that resourceVersion (or no longer has them), so a status is never computed from a cache
+//! older than the change that triggered it.
 
 use std::{
     collections::HashMap,
@@ -38,7 +41,7 @@ use kube::{
 use serde_json::json;
 use tracing::Instrument as _;
 
-use super::{Context, ERROR_REQUEUE, Error, pods};
+use super::{Context, ERROR_REQUEUE, Error, pods, sightings::PodSightings};
 
 /// Safety net: every CloneSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
@@ -47,6 +50,8 @@ pub const RESYNC: Duration = Duration::from_secs(300);
 pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
 /// Requeue after a status conflict (the CloneSet changed since it was read).
 pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+/// How soon a pass that found the cache behind its trigger looks again.
+pub const CACHE_RECHECK: Duration = Duration::from_millis(50);
 
 /// The event reporter (`reportingController` / `reportingInstance`).
 pub fn reporter() -> Reporter {
@@ -64,6 +69,8 @@ pub struct State {
     expectations: Mutex<HashMap<String, (ObjectRef<CloneSet>, Expectations)>>,
     /// The controller's CloneSets: expectations of CloneSets no longer there are dropped.
     clone_sets: Store<CloneSet>,
+    /// Pods the trigger watch saw: a pass waits until the cache shows them.
+    sightings: Arc<PodSightings>,
     options: Options,
 }
 
@@ -443,6 +450,13 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
     let namespace = cs.namespace().unwrap_or_default();
     let name = cs.name_any();
     let uid = cs.metadata.uid.clone().unwrap_or_default();
+    if !state
+        .sightings
+        .caught_up(&namespace, &name, state.context.view.as_ref())
+    {
+        tracing::debug!("waiting for the cache to show the pod changes that triggered this pass");
+        return Ok(Action::requeue(CACHE_RECHECK));
+    }
     let (pod_list, revisions, pvcs) = gather(&state.context, &cs);
     let now = Timestamp::now();
     let mut expectations = {
@@ -452,6 +466,12 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
                 .clone_sets
                 .get(at)
                 .is_some_and(|c| c.metadata.uid.as_deref() == Some(uid.as_str()))
+        });
+        state.sightings.retain_owners(|namespace, name| {
+            state
+                .clone_sets
+                .get(&ObjectRef::new(name).within(namespace))
+                .is_some()
         });
         let (_, e) = all
             .entry(uid.clone())
@@ -598,11 +618,14 @@ pub async fn run(context: Context) {
     let cfg = || watcher::Config::default().any_semantic();
     let controller = Controller::new(Api::<CloneSet>::all(client.clone()), cfg());
     let pod_store = controller.store();
+    let sightings = Arc::new(PodSightings::default());
+    let seen = sightings.clone();
     let state = Arc::new(State {
         recorder: Recorder::new(client.clone(), reporter()),
         context,
         expectations: Mutex::default(),
         clone_sets: controller.store(),
+        sightings,
         options: Options::default(),
     });
     controller
@@ -616,7 +639,10 @@ pub async fn run(context: Context) {
             cfg(),
             move |p: PodRecord| {
                 match owner_ref(&p) {
-                    Some(owner) => vec![owner],
+                    Some(owner) => {
+                        seen.saw(owner.namespace.as_deref().unwrap_or(""), &owner.name, &p);
+                        vec![owner]
+                    }
                     // An orphan: every CloneSet that would adopt it.
                     None if pods::controller_of(p.metadata.owner_references.as_ref()).is_none() => {
                         let namespace = p.namespace().unwrap_or_default();
