@@ -41,7 +41,10 @@ use kube::{
 use serde_json::json;
 use tracing::Instrument as _;
 
-use super::{Context, ERROR_REQUEUE, Error, pods, sightings::PodSightings};
+use super::{
+    Context, ERROR_REQUEUE, Error, pods,
+    sightings::{CACHE_RECHECK, PodSightings},
+};
 
 /// Safety net: every CloneSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
@@ -50,8 +53,6 @@ pub const RESYNC: Duration = Duration::from_secs(300);
 pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
 /// Requeue after a status conflict (the CloneSet changed since it was read).
 pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
-/// How soon a pass that found the cache behind its trigger looks again.
-pub const CACHE_RECHECK: Duration = Duration::from_millis(50);
 
 /// The event reporter (`reportingController` / `reportingInstance`).
 pub fn reporter() -> Reporter {

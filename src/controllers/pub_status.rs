@@ -38,7 +38,11 @@ use kube::{
 };
 use serde_json::json;
 
-use super::{Context, ERROR_REQUEUE, Error, pods, workloads};
+use super::{
+    Context, ERROR_REQUEUE, Error, pods,
+    sightings::{CACHE_RECHECK, PodSightings},
+    workloads,
+};
 use crate::cluster::status_writes::{self, WriteError};
 
 /// How long a disruption admitted by the webhook may take to show (the pod deleted or evicted).
@@ -270,13 +274,22 @@ fn write_target(budget: &PodUnavailableBudget) -> WriteTarget {
     }
 }
 
-async fn reconcile(trigger: Arc<PodUnavailableBudget>, context: Arc<Context>) -> Result<Action, Error> {
+async fn reconcile(
+    trigger: Arc<PodUnavailableBudget>,
+    context: Arc<Context>,
+    sightings: Arc<PodSightings>,
+) -> Result<Action, Error> {
     if trigger.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
     let mut budget = freshest(&context, trigger);
     let namespace = budget.namespace().unwrap_or_default();
     let name = budget.name_any();
+    // Counted from a cache older than the pod change that triggered this pass, the status could allow
+    // one disruption too many, and nothing would trigger a correction.
+    if !sightings.caught_up(&namespace, &name, context.view.as_ref()) {
+        return Ok(Action::requeue(CACHE_RECHECK));
+    }
     let (pods, expected) = pods_for_budget(&context, &budget).await?;
     backfill_related_pub(&context, &name, &pods).await?;
     let api: Api<PodUnavailableBudget> = Api::namespaced(context.client.clone(), &namespace);
@@ -372,6 +385,9 @@ pub async fn run(context: Context) {
     let store = controller.store();
     let view = context.view.clone();
     let pod_store = store.clone();
+    let sightings = Arc::new(PodSightings::default());
+    let seen = sightings.clone();
+    let kept = store.clone();
     let workload_store = store.clone();
     let on_workload = move |namespace: Option<String>,
                             kind: &str,
@@ -431,6 +447,12 @@ pub async fn run(context: Context) {
                         refs.push(r);
                     }
                 }
+                for r in &refs {
+                    seen.saw(&namespace, &r.name, &pod);
+                }
+                seen.retain_owners(|namespace, name| {
+                    kept.get(&ObjectRef::new(name).within(namespace)).is_some()
+                });
                 refs
             },
         )
@@ -458,7 +480,11 @@ pub async fn run(context: Context) {
                 on_clone_set(c.metadata.namespace.clone(), "CloneSet", c.name_any(), labels)
             },
         )
-        .run(reconcile, error_policy, Arc::new(context))
+        .run(
+            move |budget, context| reconcile(budget, context, sightings.clone()),
+            error_policy,
+            Arc::new(context),
+        )
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "PUB pass");

@@ -5,9 +5,13 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use kruise_api::PodRecord;
 use kruise_webhooks::ClusterView;
+
+/// How soon a pass that found the cache behind its trigger looks again.
+pub const CACHE_RECHECK: Duration = Duration::from_millis(50);
 
 /// Per owner (namespace, name): pod name → the highest resourceVersion the trigger watch saw.
 #[derive(Debug, Default)]
