@@ -52,7 +52,12 @@ use kube::{
 };
 use serde_json::{Value, json};
 
-use super::{Context, ERROR_REQUEUE, Error, pods, pub_status::scaled_value, workloads};
+use super::{
+    Context, ERROR_REQUEUE, Error, pods,
+    pub_status::scaled_value,
+    sightings::{CACHE_RECHECK, PodSightings},
+    workloads,
+};
 use crate::cluster::status_writes::{self, WriteError};
 
 /// How long a webhook's creatingPods record waits for its pod.
@@ -605,12 +610,20 @@ fn version_of(ws: &WorkloadSpread) -> u64 {
         .unwrap_or(0)
 }
 
-async fn reconcile(trigger: Arc<WorkloadSpread>, context: Arc<Context>) -> Result<Action, Error> {
+async fn reconcile(
+    trigger: Arc<WorkloadSpread>,
+    context: Arc<Context>,
+    sightings: Arc<PodSightings>,
+) -> Result<Action, Error> {
     if trigger.metadata.deletion_timestamp.is_some() {
         return Ok(Action::await_change());
     }
     let namespace = trigger.namespace().unwrap_or_default();
     let name = trigger.name_any();
+    // Subset counts from a cache older than the triggering pod change would stay wrong.
+    if !sightings.caught_up(&namespace, &name, context.view.as_ref()) {
+        return Ok(Action::requeue(CACHE_RECHECK));
+    }
     let uid = trigger.metadata.uid.clone();
     let ws = context
         .view
@@ -760,6 +773,8 @@ pub async fn run(context: Context) {
         watcher::Config::default().any_semantic(),
     );
     let store = controller.store();
+    let sightings = Arc::new(PodSightings::default());
+    let (seen, kept) = (sightings.clone(), store.clone());
     let (pod_store, deployments, replica_sets, clone_sets, jobs) =
         (store.clone(), store.clone(), store.clone(), store.clone(), store);
     let view = context.view.clone();
@@ -789,6 +804,12 @@ pub async fn run(context: Context) {
                     }
                 }
                 refs.dedup();
+                for r in &refs {
+                    seen.saw(&namespace, &r.name, &pod);
+                }
+                seen.retain_owners(|namespace, name| {
+                    kept.get(&ObjectRef::new(name).within(namespace)).is_some()
+                });
                 refs
             },
         )
@@ -827,7 +848,11 @@ pub async fn run(context: Context) {
         .watches(Api::<Job>::all(client), cfg(), move |o: Job| {
             spreads_for(&jobs, &o.namespace().unwrap_or_default(), "Job", &o.name_any())
         })
-        .run(reconcile, error_policy, Arc::new(context))
+        .run(
+            move |spread, context| reconcile(spread, context, sightings.clone()),
+            error_policy,
+            Arc::new(context),
+        )
         .for_each(|result| async move {
             if let Err(e) = result {
                 tracing::debug!(error = %e, "WorkloadSpread pass");
