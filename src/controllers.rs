@@ -12,7 +12,9 @@
 //! a conflict means re-read and decide again, never overwrite.
 //!
 //! Related objects are read from the cluster cache the webhooks already keep ([`ControllerView`]), so a
-//! controller adds a trigger watch, not another copy of every pod.
+//! controller adds a trigger watch, not another copy of every pod. The trigger and the cache are separate
+//! watches, so the CloneSet, PUB and WorkloadSpread passes first wait until the cache shows the pod
+//! versions their trigger saw ([`sightings`]): a status is never counted from an older cache.
 
 pub mod cloneset;
 pub mod launch_priority;
