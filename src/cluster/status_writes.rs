@@ -1,6 +1,6 @@
 //! Status writes that admission decisions depend on (PUB budgets, WorkloadSpread bookkeeping), made with
 //! the resourceVersion the decision was computed from. On 409 the caller re-reads the object into the
-//! cache ([`ClusterCache::refresh`]) and decides again (bounded), so a budget can never be spent twice —
+//! cache ([`crate::cluster::ClusterCache::refresh`]) and decides again (bounded), so a budget can never be spent twice —
 //! across replicas too.
 
 use kruise_webhooks::{StatusWrite, WriteTarget};

@@ -1,4 +1,4 @@
-//! The CloneSet controller: the kube-runtime loop around the pure planner ([`kruise_reconcile::plan`]).
+//! The CloneSet controller: the kube-runtime loop around the pure planner ([`kruise_reconcile::plan()`]).
 //!
 //! One pass gathers the CloneSet's pods, ControllerRevisions and PVCs from the shared cluster cache,
 //! lets the planner decide, executes its actions in order (stopping at the first failure, whose

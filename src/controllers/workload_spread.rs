@@ -2,7 +2,7 @@
 //! them in the status (`creatingPods`, `deletingPods`, `missingReplicas`); this controller recounts each
 //! subset from the pods and expires bookings the cluster never confirmed:
 //!
-//! - pods created before the WorkloadSpread are adopted ([`adopt`]) into the subset that fits their node
+//! - pods created before the WorkloadSpread are adopted (`adopt`) into the subset that fits their node
 //!   best, and patched with the matched annotation and the subset patch's metadata; pods that are not
 //!   scheduled, or fit no subset, are in no subset (and are scaled down first);
 //! - `missingReplicas` starts at `maxReplicas` scaled to the workload (rounded up; −1 when unlimited);
@@ -14,7 +14,7 @@
 //!   something;
 //! - for CloneSet, Deployment and ReplicaSet targets, `controller.kubernetes.io/pod-deletion-cost` makes
 //!   the workload scale down the last subsets (and the excess of over-full subsets) first;
-//! - with Adaptive rescheduling ([`reschedule`]), pods stuck unschedulable in a subset (but the last) are
+//! - with Adaptive rescheduling (`reschedule`), pods stuck unschedulable in a subset (but the last) are
 //!   deleted and the subset is `Schedulable=False` for five minutes, so the webhook places their
 //!   replacements elsewhere.
 
