@@ -52,7 +52,8 @@ fn container(name: &str, image: &str) -> Value {
     json!({"name": name, "image": image})
 }
 
-/// The highest pod count and not-ready count any state of the pods has had since the last reset.
+/// The highest count of live (not terminating) pods and of not-ready ones that any state of the pods
+/// has had since the last reset.
 #[derive(Debug, Default, Clone, Copy)]
 struct Extremes {
     pods: usize,
@@ -107,6 +108,12 @@ async fn record_extremes(pods: Api<Pod>, extremes: Arc<Mutex<Extremes>>) {
     let mut events = std::pin::pin!(watcher(pods, watcher::Config::default().labels("app=web")));
     while let Some(event) = events.next().await {
         match event {
+            // A terminating pod no longer counts, as for OpenKruise's (and Kubernetes') maxSurge.
+            Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod))
+                if pod.metadata.deletion_timestamp.is_some() =>
+            {
+                current.remove(&pod.metadata.name.unwrap_or_default());
+            }
             Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod)) => {
                 let pod = serde_json::to_value(pod).unwrap();
                 current.insert(name(&pod), ready(&pod));
