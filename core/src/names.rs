@@ -4,10 +4,6 @@
 /// Label that protects an object from deletion (OpenKruise `pkg/apis/policy/v1alpha1`
 /// `DeletionProtectionKey`).
 pub const DELETE_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";
-/// [`DELETE_PROTECTION_LABEL`] value: refuse every deletion.
-pub const DELETE_PROTECTION_ALWAYS: &str = "Always";
-/// [`DELETE_PROTECTION_LABEL`] value: refuse deletion while dependents exist.
-pub const DELETE_PROTECTION_CASCADING: &str = "Cascading";
 
 /// Label of the ReplicaSet (and pods) of a Deployment revision (`apps.DefaultDeploymentUniqueLabelKey`).
 pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";

@@ -45,17 +45,6 @@ impl Settings {
     pub fn crd_cascading_protection(&self) -> bool {
         self.enabled(Gate::DeletionProtectionForCRDCascadingGate)
     }
-
-    /// CloneSet pods may go back to the current revision when more than `replicas - partition`
-    /// are updated, gate `CloneSetPartitionRollback`.
-    pub fn cloneset_partition_rollback(&self) -> bool {
-        self.enabled(Gate::CloneSetPartitionRollback)
-    }
-
-    /// CloneSet scaling counts PreparingUpdate pods as updated, gate `PreparingUpdateAsUpdate`.
-    pub fn preparing_update_as_update(&self) -> bool {
-        self.enabled(Gate::PreparingUpdateAsUpdate)
-    }
 }
 
 #[cfg(test)]
@@ -67,7 +56,6 @@ mod tests {
         let default = Settings::default();
         assert!(default.deletion_protection());
         assert!(!default.crd_cascading_protection());
-        assert!(!default.cloneset_partition_rollback());
         let off = Settings::default().with(Gate::ResourcesDeletionProtection, false);
         assert!(!off.deletion_protection());
         let cascading = Settings::default().with(Gate::DeletionProtectionForCRDCascadingGate, true);
@@ -79,6 +67,6 @@ mod tests {
             "cascading protection needs deletion protection, as in OpenKruise"
         );
         let gates = FeatureGates::parse("CloneSetPartitionRollback=true").unwrap();
-        assert!(Settings::new(gates).cloneset_partition_rollback());
+        assert!(Settings::new(gates).enabled(Gate::CloneSetPartitionRollback));
     }
 }

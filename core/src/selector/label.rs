@@ -99,8 +99,9 @@ pub struct Selector<'a> {
     requirements: Option<Vec<Requirement<'a>>>,
     /// How many of `requirements` come from `matchLabels`.
     match_labels: usize,
-    /// Requirements with a known operator but an invalid key, value or value count.
-    flawed: Vec<Requirement<'a>>,
+    /// Requirements with a known operator but an invalid key, value or value count, each with
+    /// whether it comes from `matchLabels`.
+    flawed: Vec<(Requirement<'a>, bool)>,
     /// The first unknown operator.
     unknown_operator: Option<String>,
     /// What is wrong, in order.
@@ -170,7 +171,7 @@ impl<'a> Selector<'a> {
         let problems = self.check(&key, &value);
         let requirement = Requirement::In(key, value);
         if problems {
-            self.flawed.push(requirement);
+            self.flawed.push((requirement, true));
         } else if let Some(r) = self.requirements.as_mut() {
             r.insert(self.match_labels, requirement);
             self.match_labels += 1;
@@ -202,7 +203,7 @@ impl<'a> Selector<'a> {
             problems = true;
         }
         if problems {
-            self.flawed.push(requirement);
+            self.flawed.push((requirement, false));
         } else if let Some(r) = self.requirements.as_mut() {
             r.push(requirement);
         }
@@ -227,7 +228,11 @@ impl<'a> Selector<'a> {
                 .requirements
                 .map(|r| r.into_iter().map(Requirement::into_owned).collect()),
             match_labels: self.match_labels,
-            flawed: self.flawed.into_iter().map(Requirement::into_owned).collect(),
+            flawed: self
+                .flawed
+                .into_iter()
+                .map(|(r, labels)| (r.into_owned(), labels))
+                .collect(),
             unknown_operator: self.unknown_operator,
             errors: self.errors,
         }
@@ -291,26 +296,34 @@ impl<'a> Selector<'a> {
             return Ok(Selection::Empty);
         }
         let get = |k: &str| labels.label(k);
-        let all = self.requirements().iter().chain(&self.flawed);
-        Ok(if all.into_iter().all(|r| r.matches(&get)) {
+        let mut all = self
+            .requirements()
+            .iter()
+            .chain(self.flawed.iter().map(|(r, _)| r));
+        Ok(if all.all(|r| r.matches(&get)) {
             Selection::Matches
         } else {
             Selection::NoMatch
         })
     }
 
-    /// `LabelSelectorAsSelector(...).String()`: requirements sorted by key (`matchLabels` before
-    /// expressions on the same key), joined by `,`; an invalid selector has no string.
-    pub fn to_selector_string(&self) -> Result<String, String> {
-        self.valid()?;
-        let mut parts: Vec<(&str, String)> = self
+    /// `ValidatedLabelSelectorAsSelector(...).String()`: requirements sorted by key (`matchLabels`
+    /// before expressions on the same key), joined by `,`; only an unknown operator is an error.
+    pub fn to_selector_string(&self) -> Result<String, InvalidOperator> {
+        if let Some(op) = &self.unknown_operator {
+            return Err(InvalidOperator(op.clone()));
+        }
+        let valid = self
             .requirements()
             .iter()
             .enumerate()
-            .map(|(i, r)| (r.key(), r.to_text(i < self.match_labels)))
+            .map(|(i, r)| (r, i < self.match_labels));
+        let mut parts: Vec<(&str, bool, String)> = valid
+            .chain(self.flawed.iter().map(|(r, labels)| (r, *labels)))
+            .map(|(r, labels)| (r.key(), !labels, r.to_text(labels)))
             .collect();
-        parts.sort_by(|a, b| a.0.cmp(b.0));
-        Ok(parts.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(","))
+        parts.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        Ok(parts.into_iter().map(|(_, _, t)| t).collect::<Vec<_>>().join(","))
     }
 }
 

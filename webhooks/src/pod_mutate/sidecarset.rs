@@ -44,7 +44,6 @@ mod metadata;
 mod plan;
 mod resources;
 mod revision;
-mod selector;
 
 use std::{
     borrow::Cow,
