@@ -115,22 +115,32 @@ fn scale(number: Number, total: i64, round: Round) -> i64 {
     }
 }
 
+/// An int as is, or the percentage `percent` reads from the string, scaled against `total`.
+fn resolve(
+    value: IntOrPercent<'_>,
+    total: i64,
+    round: Round,
+    percent: impl FnOnce(&str) -> Result<f64, IntOrPercentError>,
+) -> Result<i64, IntOrPercentError> {
+    let number = match value {
+        IntOrPercent::Int(i) => Number::Int(i),
+        IntOrPercent::Str(s) => Number::Percent(percent(s)?),
+    };
+    Ok(scale(number, total, round))
+}
+
 /// apimachinery's `intstr.GetScaledValueFromIntOrPercent`: a string must be `N%`, `N` an integer.
 pub fn scaled<'a>(
     value: impl Into<IntOrPercent<'a>>,
     total: i64,
     round: Round,
 ) -> Result<i64, IntOrPercentError> {
-    let number = match value.into() {
-        IntOrPercent::Int(i) => Number::Int(i),
-        IntOrPercent::Str(s) => {
-            let digits = s
-                .strip_suffix('%')
-                .ok_or(IntOrPercentError::Apimachinery(Invalid::NotPercent))?;
-            Number::Percent(atoi(s, digits)?)
-        }
-    };
-    Ok(scale(number, total, round))
+    resolve(value.into(), total, round, |s| {
+        let digits = s
+            .strip_suffix('%')
+            .ok_or(IntOrPercentError::Apimachinery(Invalid::NotPercent))?;
+        atoi(s, digits)
+    })
 }
 
 /// apimachinery's deprecated `intstr.GetValueFromIntOrPercent`: every string is a percentage, with
@@ -140,11 +150,7 @@ pub fn value_from<'a>(
     total: i64,
     round: Round,
 ) -> Result<i64, IntOrPercentError> {
-    let number = match value.into() {
-        IntOrPercent::Int(i) => Number::Int(i),
-        IntOrPercent::Str(s) => Number::Percent(atoi(s, &s.replace('%', ""))?),
-    };
-    Ok(scale(number, total, round))
+    resolve(value.into(), total, round, |s| atoi(s, &s.replace('%', "")))
 }
 
 /// OpenKruise's `util.GetScaledValueFromIntOrPercent`: a string must end in `%`, the number before
@@ -154,19 +160,14 @@ pub fn kruise_scaled<'a>(
     total: i64,
     round: Round,
 ) -> Result<i64, IntOrPercentError> {
-    let number = match value.into() {
-        IntOrPercent::Int(i) => Number::Int(i),
-        IntOrPercent::Str(s) => {
-            let digits = s.strip_suffix('%').ok_or(IntOrPercentError::NotPercent)?;
-            // Go's `ParseFloat` takes no surrounding spaces; Rust's parser agrees on the rest of
-            // what the API stores (signs, exponents, `inf`, `nan`).
-            let v: f64 = digits
-                .parse()
-                .map_err(|_| IntOrPercentError::Float(digits.to_string()))?;
-            Number::Percent(v)
-        }
-    };
-    Ok(scale(number, total, round))
+    resolve(value.into(), total, round, |s| {
+        let digits = s.strip_suffix('%').ok_or(IntOrPercentError::NotPercent)?;
+        // Go's `ParseFloat` takes no surrounding spaces; Rust's parser agrees on the rest of what
+        // the API stores (signs, exponents, `inf`, `nan`).
+        digits
+            .parse()
+            .map_err(|_| IntOrPercentError::Float(digits.to_string()))
+    })
 }
 
 /// Go's `IntOrString.IntValue()`: the integer, or the string read by `strconv.Atoi` (0 when it is

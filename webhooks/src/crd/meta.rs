@@ -374,31 +374,7 @@ pub fn validate_label_selector(selector: Option<&Value>, path: &Path) -> ErrorLi
 
 /// True when `metav1.LabelSelectorAsSelector` would fail on this selector.
 pub fn selector_conversion_fails(selector: Option<&Value>) -> bool {
-    let Some(sel) = selector.filter(|s| !s.is_null()) else {
-        return false;
-    };
-    let bad_key = |k: &str| !qualified_name(k).is_empty();
-    let bad_value = |v: &str| !label_value(v).is_empty();
-    if let Some(labels) = sel.get("matchLabels").and_then(Value::as_object)
-        && labels
-            .iter()
-            .any(|(k, v)| bad_key(k) || bad_value(v.as_str().unwrap_or("")))
-    {
-        return true;
-    }
-    sel.get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|e| {
-            let values = string_list(e.get("values"));
-            let op_ok = match str_at(e, "operator") {
-                "In" | "NotIn" => !values.is_empty(),
-                "Exists" | "DoesNotExist" => values.is_empty(),
-                _ => false,
-            };
-            !op_ok || bad_key(str_at(e, "key")) || values.iter().any(|v| bad_value(v))
-        })
+    !Selector::from_json(selector).is_valid()
 }
 
 /// True when the selector has neither matchLabels nor matchExpressions (`len(a)+len(b) == 0`).
