@@ -1,4 +1,5 @@
-//! Label selectors parsed once into requirements that match without allocating.
+//! Label selectors parsed once into requirements that match without allocating
+//! (docs/selectors.md).
 //!
 //! Three readings share the parse:
 //! * apimachinery's `metav1.LabelSelectorAsSelector`: `null` selects nothing, `{}` everything, and
