@@ -42,7 +42,7 @@ mod hash;
 mod index;
 mod metadata;
 mod plan;
-mod resources;
+pub(crate) mod resources;
 mod revision;
 mod selector;
 
