@@ -335,4 +335,26 @@ mod tests {
         again.set_default_zero(&p(&["spec", "s"]), json!("w"));
         assert!(again.ops.is_empty());
     }
+
+    #[test]
+    fn ephemeral_containers_get_port_env_probe_and_hook_defaults() {
+        let spec = json!({"containers": [{"name": "app", "image": "a:1"}], "ephemeralContainers": [{
+            "name": "debug", "image": "busybox",
+            "ports": [{"containerPort": 80}],
+            "env": [{"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
+            "startupProbe": {"httpGet": {"port": 80}},
+            "lifecycle": {"preStop": {"httpGet": {"port": 80}}}}]});
+        let mut m = Mutator::new(spec.clone());
+        default_pod_spec(&mut m, &[]);
+        let out = crate::patch::apply(&spec, &m.ops).unwrap();
+        let debug = &out["ephemeralContainers"][0];
+        assert_eq!(debug["ports"][0]["protocol"], "TCP");
+        assert_eq!(debug["env"][0]["valueFrom"]["fieldRef"]["apiVersion"], "v1");
+        assert_eq!(debug["startupProbe"]["periodSeconds"], 10);
+        assert_eq!(debug["startupProbe"]["httpGet"]["scheme"], "HTTP");
+        assert_eq!(debug["lifecycle"]["preStop"]["httpGet"]["path"], "/");
+        // SetDefaults_Container is not applied to ephemeral containers.
+        assert!(debug.get("imagePullPolicy").is_none());
+        assert!(debug.get("terminationMessagePath").is_none());
+    }
 }
