@@ -911,6 +911,13 @@ fn validate_container_updates(spec: &Value, old: &Value) -> ErrorList {
     errs
 }
 
+/// A volume with the core/v1 volume defaults applied.
+fn defaulted_volume(volume: &Value) -> Value {
+    let mut m = Mutator::new(json!([volume]));
+    default_volumes(&mut m, &[]);
+    m.doc.as_array_mut().and_then(|a| a.pop()).unwrap_or(Value::Null)
+}
+
 fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
     let sp = Path::new("spec");
     let mut errs = ErrorList::new();
@@ -987,10 +994,11 @@ fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
     for v in items(spec, "volumes") {
         let vname = str_at(v, "name");
         if let Some(other) = volumes_in_others.get(vname) {
+            // Both sides as defaulting leaves them: a stored SidecarSet may never have been defaulted.
             let same = items(other.get("spec").unwrap_or(&Value::Null), "volumes")
                 .iter()
                 .find(|ov| str_at(ov, "name") == vname)
-                .is_some_and(|ov| ov == v);
+                .is_some_and(|ov| defaulted_volume(ov) == defaulted_volume(v));
             if !same {
                 let other_name = other
                     .pointer("/metadata/name")
