@@ -9,10 +9,7 @@ use kruise_api::apps_v1beta1::{
 };
 use serde_json::{Value, json};
 
-use super::resources::Policy;
-
-/// The env var marking a container as injected.
-pub(crate) const IS_INJECTED: &str = "IS_INJECTED";
+use super::{pod_containers::IS_INJECTED, resources::Policy};
 
 /// How a `patchPodMetadata` entry treats a key the pod already has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

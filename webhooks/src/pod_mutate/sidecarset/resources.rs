@@ -38,7 +38,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use self::{calc::Value as Calculated, quantity::Quantity};
-use super::build::{PodContainers, name, str_field};
+use super::pod_containers::{PodContainers, name, str_field};
 use crate::{Denial, crd::field::go_quote};
 
 /// A target container: its list, its index there, the container.
