@@ -13,6 +13,7 @@ pub mod owner;
 pub mod patch;
 pub mod pod_mutate;
 pub mod pod_validate;
+pub mod registration;
 pub mod review;
 pub mod selector;
 pub mod table;
@@ -20,5 +21,5 @@ pub mod view;
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
 pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
-pub use table::{Settings, Webhook};
+pub use table::{REGISTRATIONS, Settings, Webhook};
 pub use view::{ClusterView, MemoryView};
