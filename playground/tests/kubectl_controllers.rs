@@ -77,24 +77,50 @@ async fn rollout_status_of_deployment_statefulset_daemonset() {
     // StatefulSetStatusViewer: the API server defaults `rollingUpdate.partition: 0`, so a complete
     // rollout reports the partitioned form, as on a real cluster.
     let out = status("statefulset/db").await;
-    assert_eq!(last_line(&out), "partitioned roll out complete: 2 new pods have been updated...");
+    assert_eq!(
+        last_line(&out),
+        "partitioned roll out complete: 2 new pods have been updated..."
+    );
     // DaemonSetStatusViewer: "daemon set %q successfully rolled out".
     let out = status("daemonset/agent").await;
     assert_eq!(last_line(&out), "daemon set \"agent\" successfully rolled out");
 
     // A new image: every viewer waits for the rollout, then reports it done.
-    kubectl.ok(&["set", "image", "statefulset/db", "db=postgres:17"]).await;
-    kubectl.ok(&["set", "image", "daemonset/agent", "agent=fluentd:2"]).await;
+    kubectl
+        .ok(&["set", "image", "statefulset/db", "db=postgres:17"])
+        .await;
+    kubectl
+        .ok(&["set", "image", "daemonset/agent", "agent=fluentd:2"])
+        .await;
     let out = status("statefulset/db").await;
-    assert_eq!(last_line(&out), "partitioned roll out complete: 2 new pods have been updated...");
+    assert_eq!(
+        last_line(&out),
+        "partitioned roll out complete: 2 new pods have been updated..."
+    );
     let out = status("daemonset/agent").await;
     assert_eq!(last_line(&out), "daemon set \"agent\" successfully rolled out");
     let images = kubectl
-        .ok(&["get", "pods", "-l", "app in (db, agent)", "-o", "jsonpath={.items[*].spec.containers[0].image}"])
+        .ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app in (db, agent)",
+            "-o",
+            "jsonpath={.items[*].spec.containers[0].image}",
+        ])
         .await;
     let mut images: Vec<&str> = images.split_whitespace().collect();
     images.sort();
-    assert_eq!(images, ["fluentd:2", "fluentd:2", "fluentd:2", "postgres:17", "postgres:17"]);
+    assert_eq!(
+        images,
+        [
+            "fluentd:2",
+            "fluentd:2",
+            "fluentd:2",
+            "postgres:17",
+            "postgres:17"
+        ]
+    );
 }
 
 #[tokio::test]
@@ -102,11 +128,18 @@ async fn cordon_and_drain_with_a_daemonset() {
     let pg = start().await;
     let kubectl = Kubectl::new(&pg);
     kubectl.apply(WORKLOADS).await;
-    kubectl.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]).await;
-    kubectl.ok(&["rollout", "status", "daemonset/agent", "--timeout=60s"]).await;
+    kubectl
+        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    kubectl
+        .ok(&["rollout", "status", "daemonset/agent", "--timeout=60s"])
+        .await;
     let node = "playground-node-1";
     // `kubectl cordon`: "node/<name> cordoned" (drain's RunCordonOrUncordon).
-    assert_eq!(kubectl.ok(&["cordon", node]).await, format!("node/{node} cordoned\n"));
+    assert_eq!(
+        kubectl.ok(&["cordon", node]).await,
+        format!("node/{node} cordoned\n")
+    );
     // The node lifecycle controller's taint follows (`doNoScheduleTaintingPass`).
     let jsonpath = "jsonpath={.spec.unschedulable} {.spec.taints[*].key}";
     let taints = common::eventually("the unschedulable taint", || async {
@@ -115,20 +148,36 @@ async fn cordon_and_drain_with_a_daemonset() {
     })
     .await;
     assert_eq!(taints, "true node.kubernetes.io/unschedulable");
-    assert_eq!(kubectl.ok(&["uncordon", node]).await, format!("node/{node} uncordoned\n"));
+    assert_eq!(
+        kubectl.ok(&["uncordon", node]).await,
+        format!("node/{node} uncordoned\n")
+    );
 
     // Without --ignore-daemonsets, drain refuses (drain's daemonSetFilter).
     let refused = kubectl.run(&["drain", node, "--timeout=30s"]).await;
     assert!(!refused.success);
     assert!(
-        refused.stderr.contains("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"),
+        refused
+            .stderr
+            .contains("cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"),
         "{}",
         refused.stderr
     );
-    let out = kubectl.run(&["drain", node, "--ignore-daemonsets", "--timeout=60s"]).await;
+    let out = kubectl
+        .run(&["drain", node, "--ignore-daemonsets", "--timeout=60s"])
+        .await;
     assert!(out.success, "{}{}", out.stdout, out.stderr);
-    assert!(out.stdout.contains(&format!("node/{node} drained")), "{}", out.stdout);
-    assert!(out.stderr.contains("ignoring DaemonSet-managed Pods: default/agent-"), "{}", out.stderr);
+    assert!(
+        out.stdout.contains(&format!("node/{node} drained")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("ignoring DaemonSet-managed Pods: default/agent-"),
+        "{}",
+        out.stderr
+    );
     // Only the daemon pod is left on the node; the Deployment's pods run elsewhere.
     let pods: Api<Pod> = Api::default_namespaced(pg.client().await.unwrap());
     let on_node = ListParams::default().fields(&format!("spec.nodeName={node}"));
@@ -141,7 +190,9 @@ async fn cordon_and_drain_with_a_daemonset() {
         .map(|p| p.metadata.labels.as_ref().unwrap()["app"].clone())
         .collect();
     assert_eq!(left, ["agent"]);
-    kubectl.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]).await;
+    kubectl
+        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
 }
 
 const JOB: &str = "apiVersion: batch/v1
@@ -165,8 +216,10 @@ async fn wait_for_a_job_to_complete() {
         .ok(&["wait", "--for=condition=complete", "job/pi", "--timeout=60s"])
         .await;
     assert_eq!(out, "job.batch/pi condition met\n");
-    let succeeded = kubectl.ok(&["get", "job", "pi", "-o", "jsonpath={.status.succeeded}"]).await;
-    assert_eq!(succeeded, "2");
+    // printJob's columns: NAME STATUS COMPLETIONS DURATION AGE.
+    let table = kubectl.ok(&["get", "job", "pi", "--no-headers"]).await;
+    let cells: Vec<&str> = table.split_whitespace().collect();
+    assert_eq!(cells[..3], ["pi", "Complete", "2/2"], "{table}");
     let failing = JOB
         .replace("name: pi}", "name: boom}")
         .replace("sleep 0.3 && exit 0", "exit 1")
@@ -188,13 +241,23 @@ async fn delete_cascade_foreground_and_orphan() {
     let two = WORKLOADS.split("---").next().unwrap().to_string();
     kubectl.apply(&two).await;
     kubectl.apply(&two.replace("web", "api")).await;
-    kubectl.ok(&["rollout", "status", "deployment/web", "--timeout=60s"]).await;
-    kubectl.ok(&["rollout", "status", "deployment/api", "--timeout=60s"]).await;
+    kubectl
+        .ok(&["rollout", "status", "deployment/web", "--timeout=60s"])
+        .await;
+    kubectl
+        .ok(&["rollout", "status", "deployment/api", "--timeout=60s"])
+        .await;
 
     // Foreground: kubectl waits until the Deployment is gone, which the garbage collector allows
     // only once its ReplicaSet (and the ReplicaSet's pods) are gone.
     let out = kubectl
-        .ok(&["delete", "deployment", "web", "--cascade=foreground", "--timeout=60s"])
+        .ok(&[
+            "delete",
+            "deployment",
+            "web",
+            "--cascade=foreground",
+            "--timeout=60s",
+        ])
         .await;
     assert_eq!(out, "deployment.apps \"web\" deleted\n");
     let web = ListParams::default().labels("app=web");
@@ -202,11 +265,19 @@ async fn delete_cascade_foreground_and_orphan() {
     assert!(pods.list(&web).await.unwrap().items.is_empty());
 
     // Orphan: the ReplicaSet stays, without its owner reference, and keeps its pods.
-    let out = kubectl.ok(&["delete", "deployment", "api", "--cascade=orphan"]).await;
+    let out = kubectl
+        .ok(&["delete", "deployment", "api", "--cascade=orphan"])
+        .await;
     assert_eq!(out, "deployment.apps \"api\" deleted\n");
     let api = ListParams::default().labels("app=api");
     let orphans = sets.list(&api).await.unwrap().items;
     assert_eq!(orphans.len(), 1);
-    assert!(orphans[0].metadata.owner_references.as_ref().is_none_or(Vec::is_empty));
+    assert!(
+        orphans[0]
+            .metadata
+            .owner_references
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+    );
     assert_eq!(pods.list(&api).await.unwrap().items.len(), 3);
 }
