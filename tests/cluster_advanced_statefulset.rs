@@ -6,10 +6,23 @@ mod common;
 
 use std::time::Duration;
 
-use common::cluster::{self, ADVANCED_STATEFULSETS};
+use common::cluster::{self, ADVANCED_STATEFULSETS, CRDS};
 use kruise_rs::cluster::ClusterCache;
 use kruise_webhooks::ClusterView;
 use serde_json::json;
+
+/// OpenKruise's Advanced StatefulSet CRD, as its chart installs it (kruise-rs does not ship it).
+fn advanced_stateful_set_crd() -> serde_json::Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "statefulsets.apps.kruise.io"},
+        "spec": {"group": "apps.kruise.io", "scope": "Namespaced",
+            "names": {"plural": "statefulsets", "singular": "statefulset", "kind": "StatefulSet",
+                "listKind": "StatefulSetList", "shortNames": ["asts"]},
+            "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                    "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.labelSelector"}}}]}})
+}
 
 fn advanced_stateful_set(replicas: i64) -> serde_json::Value {
     json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
@@ -40,6 +53,7 @@ async fn eventually(cache: &ClusterCache, want: i64) {
 async fn advanced_stateful_sets_are_watched_and_answered() {
     let cluster = cluster::start().await;
     cluster.namespace("shop").await;
+    cluster.create(CRDS, advanced_stateful_set_crd()).await;
     cluster
         .create(ADVANCED_STATEFULSETS, advanced_stateful_set(3))
         .await;

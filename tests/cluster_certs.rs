@@ -26,8 +26,7 @@ fn replica(cluster: &Cluster) -> CertSecret {
 /// The namespace and the validating configuration (the CRDs are installed with the cluster).
 async fn install_configurations(cluster: &Cluster) {
     cluster.namespace(NAMESPACE).await;
-    let validating =
-        kruise_rs::registrations::validating_configuration(NAMESPACE, "kruise-webhook-service");
+    let validating = kruise_rs::registrations::validating_configuration(NAMESPACE, "kruise-webhook-service");
     cluster
         .create(
             VALIDATING_CONFIGURATIONS,

@@ -32,11 +32,13 @@ async fn budget_of_three(cluster: &Cluster) {
                     "containerStatuses": [{"name": "web", "image": "nginx:1.27", "ready": true,
                         "imageID": "docker-pullable://nginx@sha256:1", "restartCount": 0}]}}));
     }
-    cluster.seed(json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+    cluster.seed(
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
             "metadata": {"name": "web", "namespace": "shop", "generation": 1},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 3},
             "status": {"observedGeneration": 1, "unavailableAllowed": 3, "desiredAvailable": 21,
-                "currentAvailable": 24, "totalReplicas": 24}}));
+                "currentAvailable": 24, "totalReplicas": 24}}),
+    );
 }
 
 fn eviction(i: usize) -> Vec<u8> {

@@ -58,10 +58,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
         client: cluster.client.clone(),
         view: Arc::new(cache),
     }));
-    Env {
-        cluster,
-        controller,
-    }
+    Env { cluster, controller }
 }
 
 fn cloneset(cluster: &Cluster) -> Value {

@@ -104,16 +104,14 @@ async fn a_condition_set_false_by_another_writer_is_not_reset() {
 #[tokio::test]
 async fn the_barrier_gains_p_0_only_after_the_higher_priority_container_is_ready() {
     let cluster = started().await;
-    cluster.seed(
-        json!({"apiVersion": "v1", "kind": "Pod",
+    cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "web-1", "namespace": "ns", "uid": "pod-uid-1"},
             "spec": {"containers": [
                 {"name": "a", "image": "app", "env": barrier_env(0)},
                 {"name": "b", "image": "proxy", "env": barrier_env(10)}]},
             "status": {"phase": "Pending", "containerStatuses": [
                 {"name": "a", "ready": false, "image": "app", "imageID": "", "restartCount": 0},
-                {"name": "b", "ready": false, "image": "proxy", "imageID": "", "restartCount": 0}]}}),
-    );
+                {"name": "b", "ready": false, "image": "proxy", "imageID": "", "restartCount": 0}]}}));
     let before = cluster.requests();
     let task = tokio::spawn(controllers::pods::run(context(&cluster)));
     let barrier_of = || cluster.get(CONFIGMAPS, "ns", "web-1-barrier");

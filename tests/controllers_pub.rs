@@ -31,16 +31,14 @@ async fn workload() -> Cluster {
                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
     );
     for name in ["web-a", "web-b", "web-c"] {
-        cluster.seed(
-            json!({"apiVersion": "v1", "kind": "Pod",
+        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
                         "uid": "rs-uid", "controller": true}]},
                 "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "main", "image": "nginx:1.25", "ready": true,
-                        "imageID": "docker-pullable://nginx@sha256:1", "restartCount": 0}]}}),
-        );
+                        "imageID": "docker-pullable://nginx@sha256:1", "restartCount": 0}]}}));
     }
     cluster
 }
@@ -82,13 +80,11 @@ async fn status_when(cluster: &Cluster, seconds: u64, check: impl Fn(&Value) -> 
 async fn status_is_computed_and_stale_disruptions_are_pruned_on_time() {
     let cluster = workload().await;
     let stale = ago(30);
-    let recent = ago(18); // expires in about 2s
-    cluster.seed(
-        budget(
-            json!({"unavailableAllowed": 0, "currentAvailable": 0, "desiredAvailable": 0,
+    let recent = ago(15); // expires in about 5s
+    cluster.seed(budget(
+        json!({"unavailableAllowed": 0, "currentAvailable": 0, "desiredAvailable": 0,
             "totalReplicas": 0, "disruptedPods": {"web-a": stale, "web-b": recent, "deleted-pod": ago(1)}}),
-        ),
-    );
+    ));
     let task = start(&cluster).await;
 
     let status = status_when(&cluster, 5, |s| s["totalReplicas"] == 3).await;
@@ -107,7 +103,7 @@ async fn status_is_computed_and_stale_disruptions_are_pruned_on_time() {
     assert_eq!(pod["metadata"]["annotations"]["kruise.io/related-pub"], "web-pub");
 
     // The controller comes back when web-b's record expires (20s after it was made), with no other event.
-    let status = status_when(&cluster, 6, |s| s["disruptedPods"].is_null()).await;
+    let status = status_when(&cluster, 10, |s| s["disruptedPods"].is_null()).await;
     assert_eq!(
         (&status["currentAvailable"], &status["unavailableAllowed"]),
         (&json!(3), &json!(1))

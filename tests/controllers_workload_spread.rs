@@ -12,7 +12,6 @@ use kruise_rs::{
 };
 use serde_json::{Value, json};
 
-
 fn ago(seconds: i64) -> String {
     (Timestamp::now() - SignedDuration::from_secs(seconds))
         .strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -21,7 +20,7 @@ fn ago(seconds: i64) -> String {
 
 async fn status_when(cluster: &Cluster, check: impl Fn(&Value) -> bool) -> Value {
     let status = || cluster.get(WORKLOADSPREADS, "ns", "ws").unwrap()["status"].clone();
-    for _ in 0..100 {
+    for _ in 0..200 {
         let status = status();
         if check(&status) {
             return status;
@@ -65,18 +64,16 @@ async fn subset_status_and_deletion_cost_of_a_clone_set() {
                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
     );
     for (name, subset) in [("web-a", "zone-a"), ("web-b", "zone-a"), ("web-c", "zone-b")] {
-        cluster.seed(
-            json!({"apiVersion": "v1", "kind": "Pod",
+        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
                     "annotations": {"apps.kruise.io/matched-workloadspread":
                         json!({"name": "ws", "subset": subset}).to_string()},
                     "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
                         "name": "web", "uid": "cs-uid", "controller": true}]},
                 "spec": {"nodeName": "n", "containers": [{"name": "main"}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
-        );
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}));
     }
-    let fresh = ago(28); // the webhook booked a pod that never came; expires in about 2s
+    let fresh = ago(25); // the webhook booked a pod that never came; expires in about 5s
     cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
             "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
@@ -123,8 +120,7 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
     // web-a has waited 2 minutes for a node of zone-a; web-b waits in the last subset, which is never
     // rescheduled.
     for (name, subset) in [("web-a", "zone-a"), ("web-b", "zone-b")] {
-        cluster.seed(
-            json!({"apiVersion": "v1", "kind": "Pod",
+        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
                     "creationTimestamp": ago(120),
                     "annotations": {"apps.kruise.io/matched-workloadspread":
@@ -133,8 +129,7 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
                         "name": "web", "uid": "cs-uid", "controller": true}]},
                 "spec": {"containers": [{"name": "main"}]},
                 "status": {"phase": "Pending", "conditions": [
-                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}),
-        );
+                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}));
     }
     cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
@@ -168,10 +163,7 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
         pod(&cluster, "web-a").is_none(),
         "the stuck pod of zone-a is deleted"
     );
-    assert!(
-        pod(&cluster, "web-b").is_some(),
-        "the last subset keeps its pods"
-    );
+    assert!(pod(&cluster, "web-b").is_some(), "the last subset keeps its pods");
     task.abort();
 }
 
@@ -187,14 +179,12 @@ async fn pods_created_before_the_workload_spread_are_adopted_by_their_node() {
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
     );
-    cluster.seed(
-        json!({"apiVersion": "v1", "kind": "Pod",
+    cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "web-old", "namespace": "ns", "labels": {"app": "web"},
                 "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
                     "name": "web", "uid": "cs-uid", "controller": true}]},
             "spec": {"nodeName": "n-a", "containers": [{"name": "main"}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
-    );
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}));
     cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
             "metadata": {"name": "ws", "namespace": "ns", "generation": 1},

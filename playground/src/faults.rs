@@ -98,9 +98,7 @@ pub struct Faults {
 
 impl std::fmt::Debug for Faults {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Faults")
-            .field("armed", &self.armed())
-            .finish()
+        f.debug_struct("Faults").field("armed", &self.armed()).finish()
     }
 }
 
@@ -170,7 +168,11 @@ mod tests {
     use super::*;
     use crate::api::Api;
 
-    fn attributes<'a>(api: &'a Api, def: &'a crate::resources::ResourceDef, sub: Option<&'a str>) -> Attributes<'a> {
+    fn attributes<'a>(
+        api: &'a Api,
+        def: &'a crate::resources::ResourceDef,
+        sub: Option<&'a str>,
+    ) -> Attributes<'a> {
         Attributes {
             api,
             operation: Operation::Update,
@@ -189,21 +191,48 @@ mod tests {
         let api = Api::new(10, vec![]);
         let def = api.registry.find("", "v1", "pods").unwrap();
         let faults = Faults::new();
-        let status = Target::writes("", "pods").object("ns", "web").subresource("status");
+        let status = Target::writes("", "pods")
+            .object("ns", "web")
+            .subresource("status");
         faults.fail(Target::writes("", "pods").creates());
-        assert!(faults.admit(attributes(&api, &def, None)).await.unwrap().is_none(), "an update is no create");
+        assert!(
+            faults
+                .admit(attributes(&api, &def, None))
+                .await
+                .unwrap()
+                .is_none(),
+            "an update is no create"
+        );
 
         let wrote = Arc::new(AtomicBool::new(false));
         let flag = wrote.clone();
         faults.conflict_once(
             status.clone(),
-            Some(Box::new(move || Box::pin(async move { flag.store(true, Ordering::SeqCst) }))),
+            Some(Box::new(move || {
+                Box::pin(async move { flag.store(true, Ordering::SeqCst) })
+            })),
         );
-        assert!(faults.admit(attributes(&api, &def, None)).await.unwrap().is_none(), "main resource");
-        let err = faults.admit(attributes(&api, &def, Some("status"))).await.unwrap_err();
+        assert!(
+            faults
+                .admit(attributes(&api, &def, None))
+                .await
+                .unwrap()
+                .is_none(),
+            "main resource"
+        );
+        let err = faults
+            .admit(attributes(&api, &def, Some("status")))
+            .await
+            .unwrap_err();
         assert_eq!((err.code, err.reason), (409, "Conflict"));
         assert!(wrote.load(Ordering::SeqCst), "the other writer got in first");
-        assert!(faults.admit(attributes(&api, &def, Some("status"))).await.unwrap().is_none());
+        assert!(
+            faults
+                .admit(attributes(&api, &def, Some("status")))
+                .await
+                .unwrap()
+                .is_none()
+        );
 
         let create = Attributes {
             operation: Operation::Create,

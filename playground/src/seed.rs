@@ -21,9 +21,7 @@ impl Api {
             .all()
             .into_iter()
             .find(|d| d.api_version() == api_version && d.kind == kind)
-            .ok_or_else(|| {
-                ApiError::bad_request(format!("no resource serves {api_version} {kind}"))
-            })?;
+            .ok_or_else(|| ApiError::bad_request(format!("no resource serves {api_version} {kind}")))?;
         let name = meta::name(&object).to_string();
         let metadata = meta::metadata_mut(&mut object);
         metadata.entry("uid").or_insert_with(|| json!(meta::uid()));

@@ -116,7 +116,10 @@ impl Cluster {
 
     /// Creates an object as a client would (defaulting, admission and faults apply).
     pub async fn create(&self, res: Res, object: Value) -> Value {
-        let ns = object["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+        let ns = object["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         self.api()
             .create(&self.def(res), &ns, object, false)
             .await
@@ -151,7 +154,13 @@ impl Cluster {
     }
 
     /// Changes a stored object's status as another client would (through `/status`).
-    pub async fn modify_status(&self, res: Res, ns: &str, name: &str, change: impl FnOnce(&mut Value)) -> Value {
+    pub async fn modify_status(
+        &self,
+        res: Res,
+        ns: &str,
+        name: &str,
+        change: impl FnOnce(&mut Value),
+    ) -> Value {
         self.write(res, ns, name, UpdateMode::Status, change).await
     }
 
@@ -233,7 +242,10 @@ pub async fn eventually<T>(what: &str, seconds: u64, mut check: impl FnMut() -> 
         if let Some(found) = check() {
             return found;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

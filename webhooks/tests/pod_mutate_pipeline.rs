@@ -5,8 +5,8 @@
 
 mod common;
 
-use kruise_webhooks::{MemoryView, Settings, pod_mutate, review::Review};
 use common::pod_mutate::{normalise, patched, view_of};
+use kruise_webhooks::{MemoryView, Settings, pod_mutate, review::Review};
 use serde_json::{Value, json};
 
 fn review() -> Review {

@@ -38,8 +38,8 @@ fn fixtures() {
 #[test]
 #[ignore]
 fn bless() {
-    use serde_json::{Value, json};
     use common::sidecarset::{apply, fixtures_dir, normalise, step, view_of};
+    use serde_json::{Value, json};
     for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|x| x != "json") {

@@ -4,9 +4,9 @@
 
 mod common;
 
+use common::sidecarset::{Uncached, apply, normalise, request, step, view_of};
 use kruise_webhooks::{Settings, pod_mutate, pod_mutate::sidecarset::SidecarSetIndex};
 use serde_json::{Value, json};
-use common::sidecarset::{Uncached, apply, normalise, request, step, view_of};
 
 /// 1,000 SidecarSets: most select other apps (by label, by `In`, by `Exists` on other keys, in other
 /// namespaces); two select the pod.

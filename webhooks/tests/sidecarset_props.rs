@@ -8,9 +8,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use common::sidecarset::{apply, assert_valid_pod, check_patch_discipline, ops_json, step, view_of};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use common::sidecarset::{apply, assert_valid_pod, check_patch_discipline, ops_json, step, view_of};
 
 fn sidecar_sets() -> Vec<Value> {
     let hash = json!({"kruise.io/sidecarset-hash": "h1", "kruise.io/sidecarset-hash-without-image": "w1"});
