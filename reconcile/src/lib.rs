@@ -21,7 +21,6 @@ pub mod revision;
 pub mod rfc3339;
 pub mod scale;
 pub mod scatter;
-pub mod selector;
 pub mod status;
 pub mod update;
 
