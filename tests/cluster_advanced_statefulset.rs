@@ -2,21 +2,31 @@
 //! WorkloadSpreads) are watched once the API server is found to serve them, and the webhooks' view
 //! answers for them like for the built-in workloads.
 
-#[path = "support/fake_api.rs"]
-mod fake_api;
+mod common;
 
 use std::time::Duration;
 
-use fake_api::FakeApi;
+use common::cluster::{self, ADVANCED_STATEFULSETS, CRDS};
 use kruise_rs::cluster::ClusterCache;
 use kruise_webhooks::ClusterView;
 use serde_json::json;
 
-const SET: &str = "/apis/apps.kruise.io/v1beta1/namespaces/shop/statefulsets/web";
+/// OpenKruise's Advanced StatefulSet CRD, as its chart installs it (kruise-rs does not ship it).
+fn advanced_stateful_set_crd() -> serde_json::Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "statefulsets.apps.kruise.io"},
+        "spec": {"group": "apps.kruise.io", "scope": "Namespaced",
+            "names": {"plural": "statefulsets", "singular": "statefulset", "kind": "StatefulSet",
+                "listKind": "StatefulSetList", "shortNames": ["asts"]},
+            "versions": [{"name": "v1beta1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                    "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.labelSelector"}}}]}})
+}
 
 fn advanced_stateful_set(replicas: i64) -> serde_json::Value {
     json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
-        "metadata": {"name": "web", "namespace": "shop", "uid": "asts-1"},
+        "metadata": {"name": "web", "namespace": "shop"},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
             "template": {"metadata": {"labels": {"app": "web"}},
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}}})
@@ -41,11 +51,19 @@ async fn eventually(cache: &ClusterCache, want: i64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn advanced_stateful_sets_are_watched_and_answered() {
-    let api = FakeApi::default();
-    api.put(SET, advanced_stateful_set(3));
-    let cache = ClusterCache::start(&api.client(), "kruise-system");
+    let cluster = cluster::start().await;
+    cluster.namespace("shop").await;
+    cluster.create(CRDS, advanced_stateful_set_crd()).await;
+    cluster
+        .create(ADVANCED_STATEFULSETS, advanced_stateful_set(3))
+        .await;
+    let cache = ClusterCache::start(&cluster.client, "kruise-system");
     eventually(&cache, 3).await;
-    api.put(SET, advanced_stateful_set(5));
+    cluster
+        .modify(ADVANCED_STATEFULSETS, "shop", "web", |set| {
+            set["spec"]["replicas"] = json!(5)
+        })
+        .await;
     eventually(&cache, 5).await;
     assert!(
         cache

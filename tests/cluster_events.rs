@@ -1,19 +1,17 @@
 //! Events a decision asks for (OpenKruise's `PubPreventPodDeletion`) reach the API server as
 //! `events.k8s.io/v1` Events about the pod, without holding up the answer.
 
-#[path = "support/fake_api.rs"]
-mod fake_api;
+mod common;
 
-use std::time::Duration;
-
-use fake_api::FakeApi;
+use common::cluster::{self, EVENTS};
 use kruise_rs::server::events::EventSink;
 use kruise_webhooks::{AdmissionEvent, Regarding};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_budget_refusal_is_recorded_as_a_warning_event_on_the_pod() {
-    let api = FakeApi::default();
-    let sink = EventSink::cluster(api.client(), "kruise-rs-0".into());
+    let cluster = cluster::start().await;
+    cluster.namespace("shop").await;
+    let sink = EventSink::cluster(cluster.client.clone(), "kruise-rs-0".into());
     sink.record(&[AdmissionEvent {
         regarding: Regarding {
             api_version: "v1".into(),
@@ -26,18 +24,10 @@ async fn a_budget_refusal_is_recorded_as_a_warning_event_on_the_pod() {
         reason: "PubPreventPodDeletion",
         message: "openkruise pub prevents pod deletion".into(),
     }]);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let event = loop {
-        let stored = api.objects.lock().unwrap().iter().find_map(|(path, object)| {
-            path.starts_with("/apis/events.k8s.io/v1/namespaces/shop/events/")
-                .then(|| object.clone())
-        });
-        if let Some(event) = stored {
-            break event;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no event was published");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let event = cluster::eventually("a published event", 10, || {
+        cluster.list(EVENTS, "shop").into_iter().next()
+    })
+    .await;
     assert_eq!(event["type"], "Warning");
     assert_eq!(event["reason"], "PubPreventPodDeletion");
     assert_eq!(event["note"], "openkruise pub prevents pod deletion");

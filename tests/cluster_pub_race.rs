@@ -2,13 +2,14 @@
 //! admission loop) share one API server and race 24 evictions against a budget of 3. Each replica decides
 //! from its cache, writes the PUB status with the resourceVersion it decided from, and on 409 re-reads and
 //! decides again — exactly 3 evictions may be allowed, and the stored status must record exactly those 3.
+//! The API server is the playground, whose store checks the resourceVersion precondition of every
+//! write as etcd's compare-and-swap does.
 
-#[path = "support/fake_api.rs"]
-mod fake_api;
+mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use fake_api::FakeApi;
+use common::cluster::{self, Cluster, PUBS};
 use kruise_rs::{
     admission::{Admission, StateSource},
     cluster::ClusterCache,
@@ -16,26 +17,22 @@ use kruise_rs::{
 use kruise_webhooks::{Settings, Webhook};
 use serde_json::json;
 
-const PODS: &str = "/api/v1/namespaces/shop/pods";
-const PUB: &str = "/apis/policy.kruise.io/v1beta1/namespaces/shop/podunavailablebudgets/web";
 const REPLICAS: usize = 24;
 
-fn cluster(api: &FakeApi) {
+/// 24 running, ready pods and their budget, stored as the webhook and the controllers left them.
+async fn budget_of_three(cluster: &Cluster) {
+    cluster.namespace("shop").await;
     for i in 0..REPLICAS {
         let name = format!("web-{i}");
-        api.put(
-            &format!("{PODS}/{name}"),
-            json!({"apiVersion": "v1", "kind": "Pod",
+        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"},
                     "annotations": {"pub.kruise.io/related-pub": "web"}},
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "web", "image": "nginx:1.27", "ready": true,
-                        "imageID": "docker-pullable://nginx@sha256:1", "restartCount": 0}]}}),
-        );
+                        "imageID": "docker-pullable://nginx@sha256:1", "restartCount": 0}]}}));
     }
-    api.put(
-        PUB,
+    cluster.seed(
         json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
             "metadata": {"name": "web", "namespace": "shop", "generation": 1},
             "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 3},
@@ -59,8 +56,8 @@ fn eviction(i: usize) -> Vec<u8> {
     .unwrap()
 }
 
-async fn replica(api: &FakeApi) -> Arc<Admission> {
-    let cache = ClusterCache::start(&api.client(), "kruise-system");
+async fn replica(cluster: &Cluster) -> Arc<Admission> {
+    let cache = ClusterCache::start(&cluster.client, "kruise-system");
     tokio::time::timeout(Duration::from_secs(10), cache.wait_until_ready())
         .await
         .expect("caches synced")
@@ -73,9 +70,9 @@ async fn replica(api: &FakeApi) -> Arc<Admission> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_racing_evictions_never_spend_a_budget_twice() {
-    let api = FakeApi::default();
-    cluster(&api);
-    let replicas = [replica(&api).await, replica(&api).await];
+    let cluster = cluster::start().await;
+    budget_of_three(&cluster).await;
+    let replicas = [replica(&cluster).await, replica(&cluster).await];
     let tasks: Vec<_> = (0..REPLICAS)
         .map(|i| {
             let admission = replicas[i % 2].clone();
@@ -99,7 +96,7 @@ async fn two_replicas_racing_evictions_never_spend_a_budget_twice() {
         }
     }
     assert_eq!(allowed.len(), 3, "allowed: {allowed:?}");
-    let status = api.get(PUB).unwrap()["status"].clone();
+    let status = cluster.get(PUBS, "shop", "web").unwrap()["status"].clone();
     assert_eq!(status["unavailableAllowed"], 0);
     let mut recorded: Vec<String> = status["disruptedPods"]
         .as_object()

@@ -1,70 +1,68 @@
 //! Controllers run only while this replica leads.
 
-#[path = "support/fake_api.rs"]
-mod fake_api;
+mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use fake_api::FakeApi;
+use common::cluster::{self, Cluster, PODS};
 use kruise_rs::controllers::{self, Context};
 use kruise_webhooks::MemoryView;
 use serde_json::json;
 
-fn gated_pod(api: &FakeApi, name: &str) -> String {
-    let path = format!("/api/v1/namespaces/ns/pods/{name}");
-    api.put(
-        &path,
-        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns"},
-            "spec": {"containers": [{"name": "main"}], "readinessGates": [{"conditionType": "KruisePodReady"}]}}),
-    );
-    path
+async fn gated_pod(cluster: &Cluster, name: &str) -> String {
+    cluster
+        .create(
+            PODS,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns"},
+                "spec": {"containers": [{"name": "main", "image": "nginx"}],
+                    "readinessGates": [{"conditionType": "KruisePodReady"}]}}),
+        )
+        .await;
+    name.to_string()
 }
 
-fn initialised(api: &FakeApi, path: &str) -> bool {
-    api.get(path).unwrap()["status"]["conditions"]
+fn initialised(cluster: &Cluster, name: &str) -> bool {
+    cluster.get(PODS, "ns", name).unwrap()["status"]["conditions"]
         .as_array()
         .is_some_and(|c| c.iter().any(|c| c["type"] == "KruisePodReady"))
 }
 
-async fn wait_for(what: &str, check: impl Fn() -> bool) {
-    for _ in 0..100 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
-}
-
 #[tokio::test]
 async fn controllers_start_on_leadership_and_stop_when_it_is_lost() {
-    let api = FakeApi::default();
+    let cluster = cluster::start().await;
+    cluster.namespace("ns").await;
     let (leading, receiver) = tokio::sync::watch::channel(false);
     let supervisor = controllers::spawn(
         Context {
-            client: api.client(),
+            client: cluster.client.clone(),
             view: Arc::new(MemoryView::default()),
         },
         receiver,
     );
-    let first = gated_pod(&api, "first");
+    let first = gated_pod(&cluster, "first").await;
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(!initialised(&api, &first), "a follower writes nothing");
+    assert!(!initialised(&cluster, &first), "a follower writes nothing");
 
     leading.send_replace(true);
-    wait_for("the leader to initialise the condition", || {
-        initialised(&api, &first)
+    cluster::eventually("the leader to initialise the condition", 5, || {
+        initialised(&cluster, &first).then_some(())
     })
     .await;
 
     leading.send_replace(false);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let second = gated_pod(&api, "second");
+    let second = gated_pod(&cluster, "second").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(!initialised(&api, &second), "controllers stopped with the lease");
+    assert!(
+        !initialised(&cluster, &second),
+        "controllers stopped with the lease"
+    );
 
     leading.send_replace(true);
-    wait_for("the new leader term to catch up", || initialised(&api, &second)).await;
+    cluster::eventually("the new leader term to catch up", 5, || {
+        initialised(&cluster, &second).then_some(())
+    })
+    .await;
 
     // The elector is gone (process shutting down): the supervisor stops the controllers and ends.
     drop(leading);

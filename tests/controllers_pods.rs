@@ -1,34 +1,31 @@
-//! The per-pod controllers against the in-memory API: KruisePodReady initialisation and the launch
+//! The per-pod controllers against the playground: KruisePodReady initialisation and the launch
 //! priority barrier, driven by watch events as in a cluster.
 
-#[path = "support/fake_api.rs"]
-mod fake_api;
+mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use fake_api::FakeApi;
+use common::cluster::{self, CONFIGMAPS, Cluster, PODS, requests_between};
 use kruise_rs::controllers::{self, Context};
 use kruise_webhooks::MemoryView;
 use serde_json::{Value, json};
 
-const NS: &str = "/api/v1/namespaces/ns";
-
-fn context(api: &FakeApi) -> Context {
+fn context(cluster: &Cluster) -> Context {
     Context {
-        client: api.client(),
+        client: cluster.client.clone(),
         view: Arc::new(MemoryView::default()),
     }
 }
 
+async fn started() -> Cluster {
+    let cluster = cluster::start().await;
+    cluster.namespace("ns").await;
+    cluster
+}
+
 /// Polls `check` until it returns `Some`, for up to 5 seconds.
-async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    for _ in 0..100 {
-        if let Some(found) = check() {
-            return found;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("timed out waiting for {what}");
+async fn eventually<T>(what: &str, check: impl FnMut() -> Option<T>) -> T {
+    cluster::eventually(what, 5, check).await
 }
 
 fn barrier_env(priority: i64) -> Value {
@@ -38,22 +35,21 @@ fn barrier_env(priority: i64) -> Value {
 
 #[tokio::test]
 async fn a_pod_with_the_gate_gets_the_condition_and_others_are_left_alone() {
-    let api = FakeApi::default();
-    api.put(
-        &format!("{NS}/pods/web-0"),
+    let cluster = started().await;
+    cluster.seed(
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "ns"},
             "spec": {"containers": [{"name": "main", "image": "nginx"}],
                 "readinessGates": [{"conditionType": "KruisePodReady"}]},
             "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]}}),
     );
-    api.put(
-        &format!("{NS}/pods/plain"),
+    cluster.seed(
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain", "namespace": "ns"},
             "spec": {"containers": [{"name": "main", "image": "nginx"}]}}),
     );
-    let task = tokio::spawn(controllers::pods::run(context(&api)));
+    let before = cluster.requests();
+    let task = tokio::spawn(controllers::pods::run(context(&cluster)));
     let conditions = eventually("the KruisePodReady condition", || {
-        let pod = api.get(&format!("{NS}/pods/web-0"))?;
+        let pod = cluster.get(PODS, "ns", "web-0")?;
         let conditions = pod["status"]["conditions"].as_array()?.clone();
         conditions
             .iter()
@@ -68,50 +64,60 @@ async fn a_pod_with_the_gate_gets_the_condition_and_others_are_left_alone() {
         conditions.iter().any(|c| c["type"] == "PodScheduled"),
         "other conditions kept: {conditions:?}"
     );
-    // Written once, through pods/status.
+    // Written once, through pods/status (the one write is web-0's: it got the condition); the pod
+    // without the gate is left alone.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(api.writes_to(&format!("{NS}/pods/web-0/status")).len(), 1);
-    assert!(api.writes_to(&format!("{NS}/pods/web-0")).is_empty());
-    assert!(api.writes_to(&format!("{NS}/pods/plain/status")).is_empty());
+    let after = cluster.requests();
+    let writes = |method, sub| requests_between(&before, &after, method, PODS, sub);
+    let status_writes = writes("PUT", Some("status")) + writes("PATCH", Some("status"));
+    assert_eq!(status_writes, 1, "{after:?}");
+    assert_eq!(writes("PUT", None) + writes("PATCH", None), 0, "{after:?}");
+    let plain = cluster.get(PODS, "ns", "plain").unwrap();
+    assert!(plain["status"]["conditions"].is_null(), "{plain}");
     task.abort();
 }
 
 #[tokio::test]
 async fn a_condition_set_false_by_another_writer_is_not_reset() {
-    let api = FakeApi::default();
-    api.put(
-        &format!("{NS}/pods/web-0"),
+    let cluster = started().await;
+    cluster.seed(
         json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "ns"},
             "spec": {"containers": [{"name": "main", "image": "nginx"}],
                 "readinessGates": [{"conditionType": "KruisePodReady"}]},
             "status": {"conditions": [{"type": "KruisePodReady", "status": "False",
                 "message": "[{\"userAgent\":\"Lifecycle\",\"key\":\"PreDelete\"}]"}]}}),
     );
-    let task = tokio::spawn(controllers::pods::run(context(&api)));
+    let before = cluster.requests();
+    let task = tokio::spawn(controllers::pods::run(context(&cluster)));
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(api.writes_to(&format!("{NS}/pods/web-0/status")).is_empty());
+    let after = cluster.requests();
+    let status_writes = requests_between(&before, &after, "PUT", PODS, Some("status"))
+        + requests_between(&before, &after, "PATCH", PODS, Some("status"));
+    assert_eq!(status_writes, 0, "{after:?}");
+    assert_eq!(
+        cluster.get(PODS, "ns", "web-0").unwrap()["status"]["conditions"][0]["status"],
+        "False"
+    );
     task.abort();
 }
 
 #[tokio::test]
 async fn the_barrier_gains_p_0_only_after_the_higher_priority_container_is_ready() {
-    let api = FakeApi::default();
-    let pod_path = format!("{NS}/pods/web-1");
-    let barrier_path = format!("{NS}/configmaps/web-1-barrier");
-    api.put(
-        &pod_path,
-        json!({"apiVersion": "v1", "kind": "Pod",
+    let cluster = started().await;
+    cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "web-1", "namespace": "ns", "uid": "pod-uid-1"},
             "spec": {"containers": [
                 {"name": "a", "image": "app", "env": barrier_env(0)},
                 {"name": "b", "image": "proxy", "env": barrier_env(10)}]},
             "status": {"phase": "Pending", "containerStatuses": [
                 {"name": "a", "ready": false, "image": "app", "imageID": "", "restartCount": 0},
-                {"name": "b", "ready": false, "image": "proxy", "imageID": "", "restartCount": 0}]}}),
-    );
-    let task = tokio::spawn(controllers::pods::run(context(&api)));
+                {"name": "b", "ready": false, "image": "proxy", "imageID": "", "restartCount": 0}]}}));
+    let before = cluster.requests();
+    let task = tokio::spawn(controllers::pods::run(context(&cluster)));
+    let barrier_of = || cluster.get(CONFIGMAPS, "ns", "web-1-barrier");
+    let pod = || cluster.get(PODS, "ns", "web-1").unwrap();
     let barrier = eventually("the barrier with p_10", || {
-        let cm = api.get(&barrier_path)?;
+        let cm = barrier_of()?;
         cm["data"]["p_10"].is_string().then_some(cm)
     })
     .await;
@@ -135,19 +141,21 @@ async fn the_barrier_gains_p_0_only_after_the_higher_priority_container_is_ready
     );
     // B is not ready yet: A stays behind the barrier.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(api.get(&barrier_path).unwrap()["data"], json!({"p_10": "true"}));
-    assert!(api.get(&pod_path).unwrap()["metadata"]["annotations"].is_null());
+    assert_eq!(barrier_of().unwrap()["data"], json!({"p_10": "true"}));
+    assert!(pod()["metadata"]["annotations"].is_null());
 
     // Kubelet reports B ready.
-    api.modify(&pod_path, |pod| {
-        pod["status"]["containerStatuses"][1]["ready"] = json!(true);
-    });
+    cluster
+        .modify_status(PODS, "ns", "web-1", |pod| {
+            pod["status"]["containerStatuses"][1]["ready"] = json!(true);
+        })
+        .await;
     eventually("p_0 released", || {
-        api.get(&barrier_path)?["data"]["p_0"].is_string().then_some(())
+        barrier_of()?["data"]["p_0"].is_string().then_some(())
     })
     .await;
     let annotations = eventually("the completed annotation", || {
-        let pod = api.get(&pod_path)?;
+        let pod = pod();
         pod["metadata"]["annotations"]["apps.kruise.io/container-launch-priority-completed"]
             .is_string()
             .then(|| pod["metadata"]["annotations"].clone())
@@ -158,16 +166,11 @@ async fn the_barrier_gains_p_0_only_after_the_higher_priority_container_is_ready
         "true"
     );
     assert_eq!(
-        api.get(&barrier_path).unwrap()["data"],
+        barrier_of().unwrap()["data"],
         json!({"p_10": "true", "p_0": "true"})
     );
     // Created once.
-    assert_eq!(
-        api.writes_to(&barrier_path)
-            .iter()
-            .filter(|m| **m == http::Method::POST)
-            .count(),
-        1
-    );
+    let creates = requests_between(&before, &cluster.requests(), "POST", CONFIGMAPS, None);
+    assert_eq!(creates, 1);
     task.abort();
 }

@@ -1,11 +1,10 @@
-//! The WorkloadSpread controller against the in-memory API, through the webhooks' cluster cache.
+//! The WorkloadSpread controller against the playground, through the webhooks' cluster cache.
 
-#[path = "support/fake_api.rs"]
-mod fake_api;
+mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use fake_api::FakeApi;
+use common::cluster::{self, Cluster, PODS, WORKLOADSPREADS};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_rs::{
     cluster::ClusterCache,
@@ -13,52 +12,69 @@ use kruise_rs::{
 };
 use serde_json::{Value, json};
 
-const WS: &str = "/apis/apps.kruise.io/v1beta1/namespaces/ns/workloadspreads/ws";
-const PODS: &str = "/api/v1/namespaces/ns/pods";
-
 fn ago(seconds: i64) -> String {
     (Timestamp::now() - SignedDuration::from_secs(seconds))
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
 }
 
-async fn status_when(api: &FakeApi, check: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..100 {
-        let status = api.get(WS).unwrap()["status"].clone();
+async fn status_when(cluster: &Cluster, check: impl Fn(&Value) -> bool) -> Value {
+    let status = || cluster.get(WORKLOADSPREADS, "ns", "ws").unwrap()["status"].clone();
+    for _ in 0..200 {
+        let status = status();
         if check(&status) {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("status never matched: {}", api.get(WS).unwrap()["status"]);
+    panic!("status never matched: {}", status());
+}
+
+async fn started() -> Cluster {
+    let cluster = cluster::start().await;
+    cluster.namespace("ns").await;
+    cluster
+}
+
+/// Starts the controller once the cache has synced.
+async fn run_controller(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
+    let client = cluster.client.clone();
+    let cache = ClusterCache::start(&client, "kruise-system");
+    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::spawn(controllers::workload_spread::run(Context {
+        client,
+        view: Arc::new(cache),
+    }))
+}
+
+fn pod(cluster: &Cluster, name: &str) -> Option<Value> {
+    cluster.get(PODS, "ns", name)
 }
 
 #[tokio::test]
 async fn subset_status_and_deletion_cost_of_a_clone_set() {
-    let api = FakeApi::default();
-    api.put(
-        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+    let cluster = started().await;
+    cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
             "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
     );
     for (name, subset) in [("web-a", "zone-a"), ("web-b", "zone-a"), ("web-c", "zone-b")] {
-        api.put(
-            &format!("{PODS}/{name}"),
-            json!({"apiVersion": "v1", "kind": "Pod",
+        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
                     "annotations": {"apps.kruise.io/matched-workloadspread":
                         json!({"name": "ws", "subset": subset}).to_string()},
                     "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
                         "name": "web", "uid": "cs-uid", "controller": true}]},
                 "spec": {"nodeName": "n", "containers": [{"name": "main"}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
-        );
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}));
     }
-    let fresh = ago(28); // the webhook booked a pod that never came; expires in about 2s
-    api.put(
-        WS,
+    let fresh = ago(25); // the webhook booked a pod that never came; expires in about 5s
+    cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
             "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
             "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
@@ -67,18 +83,9 @@ async fn subset_status_and_deletion_cost_of_a_clone_set() {
                 {"name": "zone-a", "replicas": 2, "missingReplicas": 0, "creatingPods": {"web-x": fresh}},
                 {"name": "zone-b", "replicas": 1, "missingReplicas": -1}]}}),
     );
-    let client = api.client();
-    let cache = ClusterCache::start(&client, "kruise-system");
-    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
-        .await
-        .unwrap()
-        .unwrap();
-    let task = tokio::spawn(controllers::workload_spread::run(Context {
-        client,
-        view: Arc::new(cache),
-    }));
+    let task = run_controller(&cluster).await;
 
-    let status = status_when(&api, |s| s["observedGeneration"] == 1).await;
+    let status = status_when(&cluster, |s| s["observedGeneration"] == 1).await;
     assert_eq!(
         status["subsetStatuses"],
         json!([{"name": "zone-a", "replicas": 2, "missingReplicas": 0, "creatingPods": {"web-x": fresh}},
@@ -88,24 +95,23 @@ async fn subset_status_and_deletion_cost_of_a_clone_set() {
         status["versionedSubsetStatuses"]["versionIgnored"][0]["replicas"],
         2
     );
-    for (pod, cost) in [("web-a", "200"), ("web-b", "200"), ("web-c", "100")] {
-        let annotations = &api.get(&format!("{PODS}/{pod}")).unwrap()["metadata"]["annotations"];
+    for (name, cost) in [("web-a", "200"), ("web-b", "200"), ("web-c", "100")] {
+        let annotations = &pod(&cluster, name).unwrap()["metadata"]["annotations"];
         assert_eq!(
             annotations["controller.kubernetes.io/pod-deletion-cost"], cost,
-            "{pod}"
+            "{name}"
         );
     }
     // The booking expires 30s after it was made, without any other event.
-    let status = status_when(&api, |s| s["subsetStatuses"][0]["creatingPods"].is_null()).await;
+    let status = status_when(&cluster, |s| s["subsetStatuses"][0]["creatingPods"].is_null()).await;
     assert_eq!(status["subsetStatuses"][0]["missingReplicas"], 0);
     task.abort();
 }
 
 #[tokio::test]
 async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unschedulable() {
-    let api = FakeApi::default();
-    api.put(
-        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+    let cluster = started().await;
+    cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
             "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
             "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
@@ -114,9 +120,7 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
     // web-a has waited 2 minutes for a node of zone-a; web-b waits in the last subset, which is never
     // rescheduled.
     for (name, subset) in [("web-a", "zone-a"), ("web-b", "zone-b")] {
-        api.put(
-            &format!("{PODS}/{name}"),
-            json!({"apiVersion": "v1", "kind": "Pod",
+        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
                     "creationTimestamp": ago(120),
                     "annotations": {"apps.kruise.io/matched-workloadspread":
@@ -125,29 +129,18 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
                         "name": "web", "uid": "cs-uid", "controller": true}]},
                 "spec": {"containers": [{"name": "main"}]},
                 "status": {"phase": "Pending", "conditions": [
-                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}),
-        );
+                    {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}));
     }
-    api.put(
-        WS,
+    cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
             "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
             "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
                 "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 60}},
                 "subsets": [{"name": "zone-a", "maxReplicas": 1}, {"name": "zone-b"}]}}),
     );
-    let client = api.client();
-    let cache = ClusterCache::start(&client, "kruise-system");
-    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
-        .await
-        .unwrap()
-        .unwrap();
-    let task = tokio::spawn(controllers::workload_spread::run(Context {
-        client,
-        view: Arc::new(cache),
-    }));
+    let task = run_controller(&cluster).await;
 
-    let status = status_when(&api, |s| s["observedGeneration"] == 1).await;
+    let status = status_when(&cluster, |s| s["observedGeneration"] == 1).await;
     let conditions = |i: usize| {
         let c = &status["subsetStatuses"][i]["conditions"][0];
         (c["type"].clone(), c["status"].clone(), c["reason"].clone())
@@ -161,47 +154,38 @@ async fn adaptive_rescheduling_deletes_pods_stuck_in_a_subset_and_marks_it_unsch
         (json!("Schedulable"), json!("True"), json!("Sufficient"))
     );
     for _ in 0..100 {
-        if api.get(&format!("{PODS}/web-a")).is_none() {
+        if pod(&cluster, "web-a").is_none() {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
-        api.get(&format!("{PODS}/web-a")).is_none(),
+        pod(&cluster, "web-a").is_none(),
         "the stuck pod of zone-a is deleted"
     );
-    assert!(
-        api.get(&format!("{PODS}/web-b")).is_some(),
-        "the last subset keeps its pods"
-    );
+    assert!(pod(&cluster, "web-b").is_some(), "the last subset keeps its pods");
     task.abort();
 }
 
 #[tokio::test]
 async fn pods_created_before_the_workload_spread_are_adopted_by_their_node() {
-    let api = FakeApi::default();
-    api.put(
-        "/api/v1/nodes/n-a",
+    let cluster = started().await;
+    cluster.seed(
         json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n-a", "labels": {"zone": "a"}}}),
     );
-    api.put(
-        "/apis/apps.kruise.io/v1beta1/namespaces/ns/clonesets/web",
+    cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
             "metadata": {"name": "web", "namespace": "ns", "uid": "cs-uid"},
             "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "main"}]}}}}),
     );
-    api.put(
-        &format!("{PODS}/web-old"),
-        json!({"apiVersion": "v1", "kind": "Pod",
+    cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "web-old", "namespace": "ns", "labels": {"app": "web"},
                 "ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
                     "name": "web", "uid": "cs-uid", "controller": true}]},
             "spec": {"nodeName": "n-a", "containers": [{"name": "main"}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
-    );
-    api.put(
-        WS,
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}));
+    cluster.seed(
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
             "metadata": {"name": "ws", "namespace": "ns", "generation": 1},
             "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet", "name": "web"},
@@ -212,20 +196,11 @@ async fn pods_created_before_the_workload_spread_are_adopted_by_their_node() {
                         {"key": "zone", "operator": "In", "values": ["a"]}]},
                         "patch": {"metadata": {"labels": {"spread": "zone-a"}}}}]}}),
     );
-    let client = api.client();
-    let cache = ClusterCache::start(&client, "kruise-system");
-    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
-        .await
-        .unwrap()
-        .unwrap();
-    let task = tokio::spawn(controllers::workload_spread::run(Context {
-        client,
-        view: Arc::new(cache),
-    }));
+    let task = run_controller(&cluster).await;
 
-    let status = status_when(&api, |s| s["subsetStatuses"][1]["replicas"] == 1).await;
+    let status = status_when(&cluster, |s| s["subsetStatuses"][1]["replicas"] == 1).await;
     assert_eq!(status["subsetStatuses"][0]["replicas"], 0);
-    let pod = api.get(&format!("{PODS}/web-old")).unwrap();
+    let pod = pod(&cluster, "web-old").unwrap();
     assert_eq!(
         pod["metadata"]["annotations"]["apps.kruise.io/matched-workloadspread"],
         json!({"name": "ws", "subset": "zone-a"}).to_string()

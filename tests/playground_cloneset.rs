@@ -285,9 +285,18 @@ async fn five_pods_then_a_partitioned_in_place_update_then_the_rest() {
     let revision = env.status().await["updateRevision"].as_str().unwrap().to_string();
     let revisions: Api<ControllerRevision> = Api::namespaced(env.pg.client.clone(), NS);
     revisions.get(&revision).await.expect("the revision is stored");
+    let uid = env.cloneset().await["metadata"]["uid"].clone();
+    let mut ids = std::collections::BTreeSet::new();
     for pod in env.pods().await {
         let id = pod["metadata"]["labels"][INSTANCE_ID].as_str().unwrap();
         assert_eq!(name(&pod), format!("web-{id}"));
+        assert_eq!(id.len(), 5, "{id}");
+        assert!(
+            id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()),
+            "{id}"
+        );
+        ids.insert(id.to_string());
+        assert_eq!(pod["metadata"]["ownerReferences"][0]["uid"], uid);
         assert_eq!(pod["metadata"]["labels"][REVISION_HASH], revision.as_str());
         assert_eq!(pod["metadata"]["ownerReferences"][0]["kind"], "CloneSet");
         // The controller's gate, and the webhook's for pods of Kruise workloads.
@@ -297,6 +306,12 @@ async fn five_pods_then_a_partitioned_in_place_update_then_the_rest() {
         );
         assert!(!pod["spec"]["nodeName"].as_str().unwrap_or_default().is_empty());
     }
+    assert_eq!(ids.len(), 5, "instance ids are unique");
+    let s = env.status().await;
+    assert_eq!(
+        (&s["expectedUpdatedReplicas"], &s["updatedAvailableReplicas"]),
+        (&json!(5), &json!(5))
+    );
     let before = env.identities().await;
 
     env.edit(
@@ -435,11 +450,20 @@ async fn scales_five_to_ten_to_two_through_the_scale_subresource() {
         "the scale subresource's selector comes from status.labelSelector"
     );
     let ten = env.identities().await;
+    let requests = &env.pg.playground.api().requests;
+    let before = requests.snapshot();
     env.sets
         .patch_scale("web", &PatchParams::default(), &Patch::Merge(scale(2)))
         .await
         .unwrap();
     env.settle(2).await;
+    let deletes: u64 = requests
+        .snapshot()
+        .iter()
+        .filter(|(k, _)| k.method == "DELETE" && k.group.is_empty() && k.resource == "pods")
+        .map(|(k, n)| n - before.get(k).copied().unwrap_or(0))
+        .sum();
+    assert_eq!(deletes, 8, "exactly the pods above 2 are deleted");
     let two = env.identities().await;
     assert!(
         two.iter().all(|(n, uid)| ten.get(n) == Some(uid)),

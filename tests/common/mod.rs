@@ -1,6 +1,8 @@
 //! Shared helpers of the end-to-end tests: a standalone server on 127.0.0.1:0 and verified TLS clients.
 #![allow(dead_code)]
 
+pub mod cluster;
+
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
 use kruise_rs::{

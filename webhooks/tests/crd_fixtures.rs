@@ -1,9 +1,9 @@
 //! Table-driven cases for the CRD webhooks (`tests/fixtures/crd/*.json`): every rule allowed and denied
 //! with OpenKruise's exact message, and defaults applied (checked to decode and to be idempotent).
 
-mod crd_support;
+mod common;
 
-use crd_support::run_fixture_file;
+use common::crd::run_fixture_file;
 
 #[test]
 fn sidecarset_defaults() {

@@ -1,8 +1,8 @@
 //! The CRD webhooks as the apiserver chains them, and against inputs they must survive.
 
-mod crd_support;
+mod common;
 
-use crd_support::{call, denial, patched, request, view_of};
+use common::crd::{call, denial, patched, request, view_of};
 use serde_json::{Value, json};
 
 const PATHS: &[&str] = &[

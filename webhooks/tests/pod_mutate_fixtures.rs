@@ -2,9 +2,9 @@
 //! the pod after the patch (checked to be a valid Pod), the status writes, and that a second run on the
 //! output adds nothing.
 
-mod pod_mutate_support;
+mod common;
 
-use pod_mutate_support::{check_case, fixture_cases};
+use common::pod_mutate::{check_case, fixture_cases};
 
 fn run_fixtures(prefix: &str) {
     let cases = fixture_cases(prefix);

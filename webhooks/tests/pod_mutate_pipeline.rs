@@ -3,10 +3,10 @@
 //! `/mutate-pod` pipeline, with a WorkloadSpread and a PodUnavailableBudget in the view: what it
 //! becomes, what it records, that fields we do not know survive, and how long the decision takes.
 
-mod pod_mutate_support;
+mod common;
 
+use common::pod_mutate::{normalise, patched, view_of};
 use kruise_webhooks::{MemoryView, Settings, pod_mutate, review::Review};
-use pod_mutate_support::{normalise, patched, view_of};
 use serde_json::{Value, json};
 
 fn review() -> Review {
@@ -207,7 +207,7 @@ fn odd_shapes_are_answered_without_panic() {
             "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cs"}, "maxUnavailable": 1}}),
     ]);
     for pod in shapes {
-        let request = pod_mutate_support::create_request(&pod, "ns");
+        let request = common::pod_mutate::create_request(&pod, "ns");
         let decision = pod_mutate::mutate(&request, &view, &Settings::default());
         if decision.allowed() {
             kruise_webhooks::patch::apply(&pod, &decision.patch)
@@ -226,7 +226,7 @@ fn the_request_namespace_is_used() {
         json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
         "metadata": {"name": "pub", "namespace": "ns"}, "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1}}),
     ]);
-    let request = pod_mutate_support::create_request(&pod, "ns");
+    let request = common::pod_mutate::create_request(&pod, "ns");
     let out = patched(
         &request,
         &pod_mutate::mutate(&request, &view, &Settings::default()),

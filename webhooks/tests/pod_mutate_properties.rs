@@ -3,9 +3,9 @@
 //! wherever they sit; every result is a valid Pod; with subset patches that only add, the patch only
 //! adds.
 
-mod pod_mutate_support;
+mod common;
 
-use pod_mutate_support::{create_request, patched, run, view_of};
+use common::pod_mutate::{create_request, patched, run, view_of};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

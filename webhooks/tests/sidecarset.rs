@@ -6,9 +6,9 @@
 //! and checks that the result is a valid Pod, that the patch stays on the paths injection owns, and that
 //! running the step again on its own output adds nothing.
 
-mod sidecarset_support;
+mod common;
 
-use sidecarset_support::{Case, load_cases, run_case};
+use common::sidecarset::{Case, load_cases, run_case};
 
 #[test]
 fn fixtures() {
@@ -38,8 +38,8 @@ fn fixtures() {
 #[test]
 #[ignore]
 fn bless() {
+    use common::sidecarset::{apply, fixtures_dir, normalise, step, view_of};
     use serde_json::{Value, json};
-    use sidecarset_support::{apply, fixtures_dir, normalise, step, view_of};
     for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_none_or(|x| x != "json") {

@@ -2,11 +2,11 @@
 //! equals the one of a view that rebuilds the index for every review, and the whole `/mutate-pod` decision
 //! for a realistic pod stays cheap.
 
-mod sidecarset_support;
+mod common;
 
+use common::sidecarset::{Uncached, apply, normalise, request, step, view_of};
 use kruise_webhooks::{Settings, pod_mutate, pod_mutate::sidecarset::SidecarSetIndex};
 use serde_json::{Value, json};
-use sidecarset_support::{Uncached, apply, normalise, request, step, view_of};
 
 /// 1,000 SidecarSets: most select other apps (by label, by `In`, by `Exists` on other keys, in other
 /// namespaces); two select the pod.

@@ -4,13 +4,13 @@
 //! on the paths injection owns and leaves a valid Pod; every field kruise-rs does not know survives; and
 //! running the step again on its own output adds nothing.
 
-mod sidecarset_support;
+mod common;
 
 use std::collections::BTreeSet;
 
+use common::sidecarset::{apply, assert_valid_pod, check_patch_discipline, ops_json, step, view_of};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use sidecarset_support::{apply, assert_valid_pod, check_patch_discipline, ops_json, step, view_of};
 
 fn sidecar_sets() -> Vec<Value> {
     let hash = json!({"kruise.io/sidecarset-hash": "h1", "kruise.io/sidecarset-hash-without-image": "w1"});
