@@ -1,4 +1,5 @@
-//! Expectations (spec §B.12): writes the controller made that its cache has not shown yet. While any is
+//! Expectations (docs/cloneset-controller.md#expectations): writes the controller made that its cache has not
+//! shown yet. While any is
 //! outstanding for a CloneSet, planning waits, so a stale cache never causes a second create or delete.
 //!
 //! The loop keeps one [`Expectations`] per CloneSet: it calls [`Expectations::expect`] for each action it

@@ -1,4 +1,5 @@
-//! The in-place update library (spec §B.9, §C.4): can a revision change be applied to a running pod,
+//! The in-place update library (docs/cloneset-controller.md#in-place-update): can a revision change be
+//! applied to a running pod,
 //! the pod patches that apply it one container batch at a time, and when it has completed.
 
 use std::collections::BTreeMap;

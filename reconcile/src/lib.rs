@@ -4,7 +4,7 @@
 //!
 //! - CloneSet: [`plan()`] takes a CloneSet, its pods, ControllerRevisions and PVCs and the time, and
 //!   returns the [`Action`]s one reconcile should take and the status to write; the loop executes the
-//!   actions in order and records them in its [`Expectations`] (OpenKruise's `pkg/controller/cloneset`).
+//!   actions in order and records them in its [`Expectations`] (OpenKruise's `pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`workload_spread`]: WorkloadSpread subset status, pod adoption, deletion cost and rescheduling
 //!   (`pkg/controller/workloadspread`).

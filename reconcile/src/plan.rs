@@ -1,4 +1,4 @@
-//! One reconcile of a CloneSet (`doReconcile`, spec §B.4), as a pure function.
+//! One reconcile of a CloneSet (`doReconcile`, docs/cloneset-controller.md#reconcile), as a pure function.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

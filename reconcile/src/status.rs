@@ -1,4 +1,5 @@
-//! The CloneSet status (spec §B.11): counters over the active pods, revisions, and the `Progressing`,
+//! The CloneSet status (docs/cloneset-controller.md#status): counters over the active pods, revisions, and
+//! the `Progressing`,
 //! `FailedScale` and `FailedUpdate` conditions.
 
 use std::time::Duration;

@@ -1,4 +1,5 @@
-//! Update (spec §B.8): refresh every pod, then pick which pods move to the target revision this pass,
+//! Update (docs/cloneset-controller.md#update): refresh every pod, then pick which pods move to the target
+//! revision this pass,
 //! in what order and within what unavailability budget, and update each in place or by recreation.
 
 use std::time::Duration;

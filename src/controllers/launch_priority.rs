@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn the_barrier_opens_one_level_at_a_time() {
-        // Spec §G timeline: A has priority 0, B priority 10.
+        // The timeline of docs/launch-priority.md#timeline: A has priority 0, B priority 10.
         let both_waiting = pod(&[("a", Some(0), false), ("b", Some(10), false)]);
         let b_ready = pod(&[("a", Some(0), false), ("b", Some(10), true)]);
         let cases: Vec<(&str, &PodRecord, Option<ConfigMap>, Vec<Step>)> = vec![

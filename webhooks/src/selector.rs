@@ -1,4 +1,5 @@
-//! Label selectors evaluated the way OpenKruise's "validated selector" does (spec/webhooks.md §0.3).
+//! Label selectors evaluated the way OpenKruise's "validated selector"
+//! does (docs/selectors.md#validated-selector).
 //!
 //! * a null selector selects nothing; `{}` selects everything — but several callers (SidecarSet, PUB)
 //!   treat an empty selector as "no match", so [`evaluate`] reports [`Selection::Empty`] separately;

@@ -1,4 +1,4 @@
-//! Step 4 of `/mutate-pod`: container launch priority (spec/webhooks.md §2.4, controllers.md §G).
+//! Step 4 of `/mutate-pod`: container launch priority (docs/launch-priority.md#webhook).
 //!
 //! Runs on the final container list (after SidecarSet injection, so sidecars take part):
 //! * a pod with exactly one container is left alone;

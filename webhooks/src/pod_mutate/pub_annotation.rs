@@ -1,4 +1,4 @@
-//! Step 5 of `/mutate-pod`: the related-PUB annotations (spec/webhooks.md §2.5).
+//! Step 5 of `/mutate-pod`: the related-PUB annotations (docs/pod-admission.md#pub-annotations).
 //!
 //! The pod's workload is resolved from its controller ownerReference ([`owner::pub_workload`]); then the
 //! first PodUnavailableBudget of the namespace (in list order) that either targets that workload (API

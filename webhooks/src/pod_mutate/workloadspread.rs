@@ -1,4 +1,4 @@
-//! Step 2 of `/mutate-pod`: WorkloadSpread (spec/webhooks.md §2.2, controllers.md §F.2).
+//! Step 2 of `/mutate-pod`: WorkloadSpread (docs/workloadspread.md#admission).
 //!
 //! 1. **Match.** An active pod whose controller is a supported workload (Deployment, ReplicaSet, Job,
 //!    StatefulSet of `apps` or `apps.kruise.io`, CloneSet; API group and kind, version ignored) is

@@ -1,4 +1,5 @@
-//! Label selectors as OpenKruise evaluates them ("validated selector", spec/webhooks.md §0.3): `null` matches
+//! Label selectors as OpenKruise evaluates them ("validated selector", docs/selectors.md#validated-selector):
+//! `null` matches
 //! nothing, `{}` everything, an unknown operator is an error. We are stricter in one respect: `In` / `NotIn`
 //! without values and invalid label keys are reported too (Kubernetes' own validation rejects them), so that an
 //! invalid SidecarSet is named in a warning instead of silently never matching.
