@@ -54,6 +54,9 @@ fn int_or_percent_fields_round_up_and_refuse_bare_numbers() {
     b.spec.min_available = Some(IntOrString::String("25".into()));
     let err = desired_available(&b, 10).unwrap_err();
     assert_eq!(err.field, "spec.minAvailable");
+    // Beyond int32, as Kubernetes' fields are.
+    b.spec.min_available = Some(IntOrString::String("99999999999%".into()));
+    assert_eq!(desired_available(&b, 10).unwrap_err().value, "99999999999%");
 }
 
 #[test]
