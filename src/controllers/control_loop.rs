@@ -473,6 +473,51 @@ pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kruise_api::policy_v1beta1::PodUnavailableBudget;
+
+    struct Probe;
+
+    impl Reconciler for Probe {
+        type Object = PodUnavailableBudget;
+        type Memory = ();
+        const DEBOUNCE: Duration = Duration::ZERO;
+        const RESYNC: Duration = Duration::from_secs(60);
+
+        async fn pass(
+            self: Arc<Self>,
+            _: Arc<PodUnavailableBudget>,
+            _: Pass<PodUnavailableBudget, ()>,
+        ) -> Result<Next, Error> {
+            Ok(Next::Idle)
+        }
+    }
+
+    #[test]
+    fn requeues_are_clamped_between_100_ms_and_the_resync_interval() {
+        let cases = [
+            (
+                Next::After(Duration::from_millis(10)),
+                Action::requeue(MIN_REQUEUE),
+            ),
+            (
+                Next::After(Duration::from_secs(5)),
+                Action::requeue(Duration::from_secs(5)),
+            ),
+            (
+                Next::After(Duration::from_secs(3600)),
+                Action::requeue(Probe::RESYNC),
+            ),
+            (Next::after(None), Action::requeue(Probe::RESYNC)),
+            (
+                Next::after(Some(Duration::from_secs(7))),
+                Action::requeue(Duration::from_secs(7)),
+            ),
+            (Next::Idle, Action::await_change()),
+        ];
+        for (next, expected) in cases {
+            assert_eq!(action::<Probe>(next), expected, "{next:?}");
+        }
+    }
 
     #[test]
     fn failures_back_off_exponentially_up_to_a_cap() {
