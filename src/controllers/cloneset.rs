@@ -1,15 +1,13 @@
-//! The CloneSet controller: the kube-runtime loop around the pure planner ([`kruise_reconcile::plan()`]).
+//! The CloneSet controller: the pure planner ([`kruise_reconcile::plan()`]) on the shared
+//! [`control_loop`].
 //!
 //! One pass gathers the CloneSet's pods, ControllerRevisions and PVCs from the shared cluster cache,
-//! lets the planner decide, executes its actions in order (stopping at the first failure, whose
-//! expectation is forgotten), records events, writes the status through the status subresource with the
-//! CloneSet's resourceVersion as precondition (409: requeue, never overwrite), and requeues after the
-//! planner's delay. Expectations (docs/cloneset-controller.md#expectations) are kept per CloneSet in the
-//! controller's state and
-//! observed against the cache on every pass, so a stale cache never causes a second create or delete.
-//! Pods the trigger watch saw are noted ([`PodSightings`]) and a pass starts only once the cache shows
-//! them at that resourceVersion (or no longer has them), so a status is never computed from a cache
-//! older than the change that triggered it.
+//! adopts orphans, lets the planner decide, executes its actions in order (stopping at the first
+//! failure, whose expectation is forgotten), records events and writes the status (with the CloneSet's
+//! resourceVersion as precondition: 409 re-reads and plans again, never overwrites). The expectations
+//! (docs/cloneset-controller.md#expectations) are the loop's per-CloneSet memory, observed against the
+//! cache on every pass, so a stale cache never causes a second create or delete; the loop also waits
+//! until the cache shows the pod changes that triggered a pass.
 
 use std::{
     collections::HashMap,
