@@ -22,7 +22,7 @@ pub use crate::inplace_state::{
 /// The legacy state annotation, removed on every in-place update.
 pub const IN_PLACE_UPDATE_STATE_KEY_OLD: &str = "inplace-update-state";
 /// The env the pod webhook injects for container launch priority (`configMapKeyRef.key = p_<n>`).
-pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
 
 /// Why a revision change cannot be applied in place.
 #[derive(Debug, Clone, PartialEq, Eq)]

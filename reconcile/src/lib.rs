@@ -9,7 +9,8 @@
 //! - [`workload_spread`]: WorkloadSpread subset status, pod adoption, deletion cost and rescheduling
 //!   (`pkg/controller/workloadspread`).
 //!
-//! Shared by the families: [`arithmetic`] (int-or-percent), [`selector`], [`pods`], [`rfc3339`].
+//! Shared by the families: [`arithmetic`] (int-or-percent, on `kruise-core`'s rule), [`pods`],
+//! [`rfc3339`]; label selectors are `kruise-core`'s.
 
 pub mod action;
 pub mod arithmetic;
@@ -27,7 +28,6 @@ pub mod revision;
 pub mod rfc3339;
 pub mod scale;
 pub mod scatter;
-pub mod selector;
 pub mod status;
 pub mod update;
 pub mod workload_spread;

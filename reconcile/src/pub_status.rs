@@ -26,7 +26,7 @@ use kruise_webhooks::pod_validate::pod_state;
 
 use crate::{
     arithmetic::{InvalidIntOrPercent, scaled_i32},
-    pods, selector,
+    pods,
 };
 
 /// How long a disruption admitted by the webhook may take to show (the pod deleted or evicted).
@@ -71,7 +71,7 @@ pub fn covers(
     match (&budget.spec.target_reference, &budget.spec.selector) {
         (Some(t), _) => workload
             .is_some_and(|(kind, name)| t.kind.as_deref() == Some(kind) && t.name.as_deref() == Some(name)),
-        (None, Some(s)) => selector::matches(s, Some(labels)).unwrap_or(false),
+        (None, Some(s)) => kruise_core::selector::selects(Some(s), labels).unwrap_or(false),
         (None, None) => false,
     }
 }

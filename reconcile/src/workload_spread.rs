@@ -43,7 +43,7 @@ use serde_json::Value;
 
 use crate::{
     arithmetic::{InvalidIntOrPercent, scaled_i32},
-    pods, selector,
+    pods,
 };
 
 pub mod adopt;
@@ -400,7 +400,9 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, PlanEr
     // each version's subsets taking its pods up to their maxReplicas first.
     let mut by_version: BTreeMap<String, Vec<&Arc<PodRecord>>> = BTreeMap::new();
     for pod in observed.pods {
-        if filter.is_some_and(|f| !selector::matches(f, pod.metadata.labels.as_ref()).unwrap_or(false)) {
+        if filter.is_some_and(|f| {
+            !kruise_core::selector::selects(Some(f), &pod.metadata.labels.as_ref()).unwrap_or(false)
+        }) {
             continue;
         }
         by_version.entry(pod_version(pod)).or_default().push(pod);

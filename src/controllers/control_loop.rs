@@ -285,12 +285,7 @@ fn conflict<K: Object>(namespace: &str, name: &str) -> Error {
 }
 
 fn version_of<K: Object>(object: &K) -> u64 {
-    object
-        .meta()
-        .resource_version
-        .as_deref()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+    kruise_core::resource_version::of_or_zero(object.meta())
 }
 
 /// The loop's state shared by passes.

@@ -10,7 +10,7 @@ use kruise_api::{PodRecord, pod::ContainerRecord};
 use kube::api::ObjectMeta;
 
 /// The env var the webhook injects.
-pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
 /// Pod annotation set once every priority has been released.
 pub const COMPLETED_ANNOTATION: &str = "apps.kruise.io/container-launch-priority-completed";
 

@@ -13,12 +13,13 @@ pub mod owner;
 pub mod patch;
 pub mod pod_mutate;
 pub mod pod_validate;
+pub mod registration;
 pub mod review;
-pub mod selector;
 pub mod table;
 pub mod view;
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
+pub use kruise_core::{Settings, selector};
 pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
-pub use table::{Settings, Webhook};
+pub use table::{REGISTRATIONS, Webhook};
 pub use view::{ClusterView, MemoryView};

@@ -15,9 +15,8 @@ use json_patch::PatchOperation;
 use serde_json::Value;
 
 use crate::{
-    Decision, Denial, StatusWrite,
+    Decision, Denial, Settings, StatusWrite,
     review::{AdmissionRequest, Operation},
-    table::Settings,
     view::ClusterView,
 };
 
