@@ -1,22 +1,26 @@
 //! The thin controllers, run only by the leader replica:
 //!
-//! - [`cloneset`]: CloneSet pods, revisions, PVCs and status (the planner is `kruise-reconcile`);
+//! - [`cloneset`]: CloneSet pods, revisions, PVCs and status;
 //! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
 //! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
 //!
-//! Each controller's decision is a pure `plan` function of the object, the related objects and the time;
-//! the kube-runtime loop around it only gathers inputs and writes. Status writes carry the
-//! resourceVersion they were computed from (the admission webhooks write the same status documents);
+//! Each controller is a pure planner (crate `kruise-reconcile`, or a `plan` function beside the loop for
+//! the per-pod passes) and an implementation of [`control_loop::Reconciler`]: its kind, its trigger
+//! watches and a pass that gathers the planner's inputs and carries its decisions out. The shared
+//! [`control_loop`] does the rest: trigger watches, waiting for the cache to catch up with them,
+//! per-object memory (expectations), requeues and backoff, and status writes carrying the
+//! resourceVersion they were computed from (the admission webhooks write the same status documents) —
 //! a conflict means re-read and decide again, never overwrite.
 //!
 //! Related objects are read from the cluster cache the webhooks already keep ([`ControllerView`]), so a
 //! controller adds a trigger watch, not another copy of every pod. The trigger and the cache are separate
-//! watches, so the CloneSet, PUB and WorkloadSpread passes first wait until the cache shows the pod
-//! versions their trigger saw ([`sightings`]): a status is never counted from an older cache.
+//! watches, so a pass first waits until the cache shows the pod versions its trigger saw
+//! ([`sightings`]): a status is never counted from an older cache.
 
 pub mod cloneset;
+pub mod control_loop;
 pub mod launch_priority;
 pub mod pod_readiness;
 pub mod pods;
@@ -62,12 +66,16 @@ pub enum Error {
     Api(#[source] Box<kube::Error>),
     #[error("{0}")]
     Write(#[source] Box<crate::cluster::status_writes::WriteError>),
-    #[error("{kind} {namespace}/{name} kept changing under us; will retry")]
+    /// A write's resourceVersion precondition failed: re-read and decide again.
+    #[error("{kind} {namespace}/{name} changed since it was read; deciding again")]
     Conflict {
-        kind: &'static str,
+        kind: String,
         namespace: String,
         name: String,
     },
+    /// The object is gone: nothing to do until it comes back.
+    #[error("the object is gone")]
+    Gone,
     #[error("invalid {what}: {message}")]
     Invalid { what: &'static str, message: String },
 }

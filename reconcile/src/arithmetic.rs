@@ -36,6 +36,23 @@ fn invalid(value: &IntOrString, field: &'static str) -> InvalidIntOrPercent {
     }
 }
 
+/// [`scaled`] as the `int32` the Kubernetes fields hold; a result out of that range is invalid too.
+pub fn scaled_i32(
+    value: &IntOrString,
+    total: i32,
+    round_up: bool,
+    field: &'static str,
+) -> Result<i32, InvalidIntOrPercent> {
+    let scaled = scaled(value, total, round_up, field)?;
+    i32::try_from(scaled).map_err(|_| InvalidIntOrPercent {
+        field,
+        value: match value {
+            IntOrString::Int(i) => i.to_string(),
+            IntOrString::String(s) => s.clone(),
+        },
+    })
+}
+
 /// OpenKruise's `CalculatePartitionReplicas`: rounded up and clamped to `[0, replicas]`; a percentage
 /// other than `"100%"` that would keep every pod (with more than one replica) keeps `replicas - 1`, so
 /// at least one pod is updated.

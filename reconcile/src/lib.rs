@@ -1,10 +1,16 @@
-//! The pure decision core of the kruise-rs CloneSet controller.
+//! The pure decision cores of the kruise-rs controllers: objects and a clock in, data out (actions, a
+//! status, when to look again). No IO, no async, no Kubernetes client; the loops in the binary's
+//! `src/controllers/` gather the inputs from their caches and carry the decisions out.
 //!
-//! [`plan()`] takes a CloneSet, its pods, ControllerRevisions and PVCs and the time, and returns the
-//! [`Action`]s one reconcile should take and the status to write. No IO, no async, no Kubernetes client:
-//! the controller loop lists from its caches, calls [`plan()`], executes the actions in order and records
-//! them in its [`Expectations`]. Behaviour follows OpenKruise's CloneSet
-//! controller (docs/cloneset-controller.md).
+//! - CloneSet: [`plan()`] takes a CloneSet, its pods, ControllerRevisions and PVCs and the time, and
+//!   returns the [`Action`]s one reconcile should take and the status to write; the loop executes the
+//!   actions in order and records them in its [`Expectations`] (OpenKruise's `pkg/controller/cloneset`; docs/cloneset-controller.md).
+//! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
+//! - [`workload_spread`]: WorkloadSpread subset status, pod adoption, deletion cost and rescheduling
+//!   (`pkg/controller/workloadspread`).
+//!
+//! Shared by the families: [`arithmetic`] (int-or-percent, on `kruise-core`'s rule), [`pods`],
+//! [`rfc3339`]; label selectors are `kruise-core`'s.
 
 pub mod action;
 pub mod arithmetic;
@@ -16,6 +22,7 @@ pub mod lifecycle;
 pub mod plan;
 pub mod pod_template;
 pub mod pods;
+pub mod pub_status;
 pub mod refresh;
 pub mod revision;
 pub mod rfc3339;
@@ -23,6 +30,7 @@ pub mod scale;
 pub mod scatter;
 pub mod status;
 pub mod update;
+pub mod workload_spread;
 
 #[cfg(test)]
 mod properties;

@@ -1,24 +1,21 @@
-//! The CloneSet controller: the kube-runtime loop around the pure planner ([`kruise_reconcile::plan()`]).
+//! The CloneSet controller: the pure planner ([`kruise_reconcile::plan()`]) on the shared
+//! [`control_loop`].
 //!
 //! One pass gathers the CloneSet's pods, ControllerRevisions and PVCs from the shared cluster cache,
-//! lets the planner decide, executes its actions in order (stopping at the first failure, whose
-//! expectation is forgotten), records events, writes the status through the status subresource with the
-//! CloneSet's resourceVersion as precondition (409: requeue, never overwrite), and requeues after the
-//! planner's delay. Expectations (docs/cloneset-controller.md#expectations) are kept per CloneSet in the
-//! controller's state and
-//! observed against the cache on every pass, so a stale cache never causes a second create or delete.
-//! Pods the trigger watch saw are noted ([`PodSightings`]) and a pass starts only once the cache shows
-//! them at that resourceVersion (or no longer has them), so a status is never computed from a cache
-//! older than the change that triggered it.
+//! adopts orphans, lets the planner decide, executes its actions in order (stopping at the first
+//! failure, whose expectation is forgotten), records events and writes the status (with the CloneSet's
+//! resourceVersion as precondition: 409 re-reads and plans again, never overwrites). The expectations
+//! (docs/cloneset-controller.md#expectations) are the loop's per-CloneSet memory, observed against the
+//! cache on every pass, so a stale cache never causes a second create or delete; the loop also waits
+//! until the cache shows the pod changes that triggered a pass.
 
 use std::{
     collections::HashMap,
     hash::{BuildHasher as _, Hasher as _},
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::Duration,
 };
 
-use futures::StreamExt as _;
 use k8s_openapi::{
     api::{
         apps::v1::ControllerRevision,
@@ -32,19 +29,17 @@ use kube::{
     Api, Resource as _, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
     runtime::{
-        Controller,
-        controller::Action,
         events::{Event, EventType, Recorder, Reporter},
-        reflector::{ObjectRef, Store},
-        watcher,
+        reflector::ObjectRef,
     },
 };
 use serde_json::json;
 use tracing::Instrument as _;
 
 use super::{
-    Context, ERROR_REQUEUE, Error, pods,
-    sightings::{CACHE_RECHECK, PodSightings},
+    Context, ControllerView, ERROR_REQUEUE, Error,
+    control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
+    pods,
 };
 
 /// Safety net: every CloneSet is re-planned at least this often.
@@ -63,16 +58,10 @@ pub fn reporter() -> Reporter {
     }
 }
 
-/// The controller's state shared by passes.
+/// The controller's state shared by passes (the loop keeps each CloneSet's [`Expectations`]).
 pub struct State {
     context: Context,
     recorder: Recorder,
-    /// Outstanding writes per CloneSet uid, with the CloneSet's namespace and name.
-    expectations: Mutex<HashMap<String, (ObjectRef<CloneSet>, Expectations)>>,
-    /// The controller's CloneSets: expectations of CloneSets no longer there are dropped.
-    clone_sets: Store<CloneSet>,
-    /// Pods the trigger watch saw: a pass waits until the cache shows them.
-    sightings: Arc<PodSightings>,
     options: Options,
 }
 
@@ -441,57 +430,25 @@ fn is_conflict(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)
 }
 
-async fn reconcile(cs: Arc<CloneSet>, state: Arc<State>) -> Result<Action, Error> {
-    let span = tracing::info_span!("cloneset", namespace = %cs.namespace().unwrap_or_default(),
-        name = %cs.name_any(), creates = tracing::field::Empty, deletes = tracing::field::Empty,
-        patches = tracing::field::Empty, revisions = tracing::field::Empty);
-    pass(cs, state, span.clone()).instrument(span).await
-}
-
-async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Result<Action, Error> {
-    let namespace = cs.namespace().unwrap_or_default();
-    let name = cs.name_any();
-    let uid = cs.metadata.uid.clone().unwrap_or_default();
-    if !state
-        .sightings
-        .caught_up(&namespace, &name, state.context.view.as_ref())
-    {
-        tracing::debug!("waiting for the cache to show the pod changes that triggered this pass");
-        return Ok(Action::requeue(CACHE_RECHECK));
-    }
+async fn pass(
+    state: &State,
+    cs: Arc<CloneSet>,
+    pass: Pass<CloneSet, Expectations>,
+    span: tracing::Span,
+) -> Result<Next, Error> {
     let (pod_list, revisions, pvcs) = gather(&state.context, &cs);
     let now = Timestamp::now();
-    let mut expectations = {
-        let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
-        all.retain(|uid, (at, _)| {
-            state
-                .clone_sets
-                .get(at)
-                .is_some_and(|c| c.metadata.uid.as_deref() == Some(uid.as_str()))
-        });
-        state.sightings.retain_owners(|namespace, name| {
-            state
-                .clone_sets
-                .get(&ObjectRef::new(name).within(namespace))
-                .is_some()
-        });
-        let (_, e) = all
-            .entry(uid.clone())
-            .or_insert_with(|| (ObjectRef::from_obj(&*cs), Expectations::default()));
-        e.observe(&pod_list, &pvcs);
-        e.clone()
-    };
+    let mut expectations = pass.memory();
+    expectations.observe(&pod_list, &pvcs);
+    pass.keep(expectations.clone());
     let orphans = orphans(&state.context, &cs);
     if !orphans.is_empty() && expectations.is_satisfied() {
-        let adopted = adopt(&state, &cs, &orphans, &mut expectations, now).await;
-        let mut all = state.expectations.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, e)) = all.get_mut(&uid) {
-            *e = expectations;
-        }
+        let adopted = adopt(state, &cs, &orphans, &mut expectations, now).await;
+        pass.keep(expectations);
         return match adopted {
             // Plan once the cache shows them owned (the expectations wait for it).
-            Ok(()) => Ok(Action::requeue(EXPECTATION_RECHECK)),
-            Err(e) if is_conflict(&e) => Ok(Action::requeue(CONFLICT_REQUEUE)),
+            Ok(()) => Ok(Next::After(EXPECTATION_RECHECK)),
+            Err(e) if is_conflict(&e) => Ok(Next::After(CONFLICT_REQUEUE)),
             Err(e) => Err(e.into()),
         };
     }
@@ -511,7 +468,7 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
         return Ok(match plan.requeue_after {
             Some(left) => {
                 tracing::debug!("waiting for the cache to show earlier writes");
-                Action::requeue(left.min(EXPECTATION_RECHECK))
+                Next::After(left.min(EXPECTATION_RECHECK))
             }
             None => {
                 // Leaked (past the expectation timeout): OpenKruise keeps waiting; so do we, slower.
@@ -519,7 +476,7 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
                     ?expectations,
                     "expectations unobserved past their timeout; still waiting"
                 );
-                Action::requeue(ERROR_REQUEUE)
+                Next::After(ERROR_REQUEUE)
             }
         });
     }
@@ -535,8 +492,8 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
         expectations.expect(step, now);
         let chained = chain_precondition(step, &ours);
         let step: &Step = &chained;
-        let result = execute(&state, &cs, step).await;
-        after_call(&state, &cs, step, &result).await;
+        let result = execute(state, &cs, step).await;
+        after_call(state, &cs, step, &result).await;
         match result {
             Ok(rv) => {
                 if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
@@ -558,32 +515,20 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
             }
         }
     }
-    if let Some((_, e)) = state
-        .expectations
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get_mut(&uid)
-    {
-        *e = expectations;
-    }
+    pass.keep(expectations);
     // The status is computed from the pods as read, so it is written even when an action failed (as
     // OpenKruise's doReconcile does); then the failure decides the requeue.
     if let Some(status) = &plan.status {
-        let api: Api<CloneSet> = Api::namespaced(state.context.client.clone(), &namespace);
-        let mut next = (*cs).clone();
-        next.status = Some(status.clone());
-        next.metadata.managed_fields = None;
-        match api.replace_status(&name, &PostParams::default(), &next).await {
-            Ok(_) => {}
-            Err(e) if is_conflict(&e) => return Ok(Action::requeue(CONFLICT_REQUEUE)),
-            Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Action::await_change()),
-            Err(e) => return Err(failure.unwrap_or(e).into()),
+        match pass.write_status(&cs, status).await {
+            Ok(()) => {}
+            Err(e @ (Error::Conflict { .. } | Error::Gone)) => return Err(e),
+            Err(e) => return Err(failure.map_or(e, Error::from)),
         }
     }
     if let Some(e) = failure {
         if is_conflict(&e) {
             tracing::debug!(error = %e, "a write conflicted; planning again");
-            return Ok(Action::requeue(CONFLICT_REQUEUE));
+            return Ok(Next::After(CONFLICT_REQUEUE));
         }
         return Err(e.into());
     }
@@ -597,15 +542,8 @@ async fn pass(cs: Arc<CloneSet>, state: Arc<State>, span: tracing::Span) -> Resu
         status_written = plan.status.is_some(),
         "CloneSet reconciled"
     );
-    let requeue = plan.requeue_after.map_or(RESYNC, |d| d.min(RESYNC));
     // Writes made this pass come back as watch events; the expectations gate the next plan until then.
-    Ok(Action::requeue(requeue.max(Duration::from_millis(100))))
-}
-
-fn error_policy(cs: Arc<CloneSet>, error: &Error, _: Arc<State>) -> Action {
-    tracing::warn!(cloneset = %cs.name_any(), namespace = cs.namespace().unwrap_or_default(), %error,
-        "CloneSet pass failed; retrying");
-    Action::requeue(ERROR_REQUEUE)
+    Ok(Next::after(plan.requeue_after))
 }
 
 fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
@@ -614,84 +552,74 @@ fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
         .then(|| ObjectRef::new(&owner.name).within(object.meta().namespace.as_deref().unwrap_or("")))
 }
 
-/// Runs the CloneSet controller until aborted.
-pub async fn run(context: Context) {
-    let client = context.client.clone();
-    let cfg = || watcher::Config::default().any_semantic();
-    let controller = Controller::new(Api::<CloneSet>::all(client.clone()), cfg());
-    let pod_store = controller.store();
-    let sightings = Arc::new(PodSightings::default());
-    let seen = sightings.clone();
-    let state = Arc::new(State {
-        recorder: Recorder::new(client.clone(), reporter()),
-        context,
-        expectations: Mutex::default(),
-        clone_sets: controller.store(),
-        sightings,
-        options: Options::default(),
-    });
-    controller
-        .with_config(
-            kube::runtime::controller::Config::default()
-                .concurrency(3)
-                .debounce(Duration::from_millis(50)),
-        )
-        .watches(
-            Api::<PodRecord>::all(client.clone()),
-            cfg(),
-            move |p: PodRecord| {
-                match owner_ref(&p) {
-                    Some(owner) => {
-                        seen.saw(owner.namespace.as_deref().unwrap_or(""), &owner.name, &p);
-                        vec![owner]
-                    }
-                    // An orphan: every CloneSet that would adopt it.
-                    None if pods::controller_of(p.metadata.owner_references.as_ref()).is_none() => {
-                        let namespace = p.namespace().unwrap_or_default();
-                        let labels = p.metadata.labels.clone().unwrap_or_default();
-                        pod_store
-                            .state()
-                            .iter()
-                            .filter(|c| c.metadata.namespace.as_deref() == Some(namespace.as_str()))
-                            .filter(|c| {
-                                c.spec
-                                    .selector
-                                    .as_ref()
-                                    .is_some_and(|s| pods::selects(s, &labels))
-                            })
-                            .map(|c| ObjectRef::from_obj(&**c))
-                            .collect()
-                    }
-                    None => Vec::new(),
-                }
-            },
-        )
-        .watches(
-            Api::<ControllerRevision>::all(client.clone()),
-            cfg(),
-            |r: ControllerRevision| owner_ref(&r),
-        )
-        .watches(
-            Api::<PersistentVolumeClaim>::all(client),
-            cfg(),
-            |p: PersistentVolumeClaim| {
+/// A pod's CloneSet; for an orphan, every CloneSet that would adopt it.
+fn clone_sets_of_pod(p: &PodRecord, known: &Known<CloneSet>) -> Vec<ObjectRef<CloneSet>> {
+    if let Some(owner) = owner_ref(p) {
+        return vec![owner];
+    }
+    if pods::controller_of(p.metadata.owner_references.as_ref()).is_some() {
+        return Vec::new();
+    }
+    let namespace = p.namespace().unwrap_or_default();
+    let labels = p.metadata.labels.clone().unwrap_or_default();
+    known.refs(|c| {
+        c.metadata.namespace.as_deref() == Some(namespace.as_str())
+            && c.spec
+                .selector
+                .as_ref()
+                .is_some_and(|s| pods::selects(s, &labels))
+    })
+}
+
+impl Reconciler for State {
+    type Object = CloneSet;
+    type Memory = Expectations;
+    const DEBOUNCE: Duration = Duration::from_millis(50);
+    const RESYNC: Duration = RESYNC;
+    const CONFLICT_REQUEUE: Duration = CONFLICT_REQUEUE;
+    // A CloneSet being deleted is planned too (the planner stops adopting and creating for it).
+    const WHILE_DELETING: bool = true;
+
+    fn triggers(&self, triggers: Triggers<CloneSet>) -> Triggers<CloneSet> {
+        triggers
+            .pods(clone_sets_of_pod)
+            .watch(|r: &ControllerRevision, _: &Known<CloneSet>| owner_ref(r).into_iter().collect())
+            .watch(|p: &PersistentVolumeClaim, _: &Known<CloneSet>| {
                 let namespace = p.namespace().unwrap_or_default();
                 p.metadata
                     .owner_references
-                    .unwrap_or_default()
-                    .into_iter()
+                    .iter()
+                    .flatten()
                     .filter(|o| o.kind == "CloneSet")
                     .map(|o| ObjectRef::new(&o.name).within(&namespace))
-                    .collect::<Vec<_>>()
-            },
-        )
-        .run(reconcile, error_policy, state)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "CloneSet pass");
-            }
-        })
-        .await;
+                    .collect()
+            })
+    }
+
+    fn cached(view: &dyn ControllerView, namespace: &str, name: &str) -> Option<Arc<CloneSet>> {
+        view.clone_set(namespace, name)
+    }
+
+    async fn pass(
+        self: Arc<Self>,
+        cs: Arc<CloneSet>,
+        pass: Pass<CloneSet, Expectations>,
+    ) -> Result<Next, Error> {
+        let span = tracing::info_span!("cloneset", namespace = %cs.namespace().unwrap_or_default(),
+            name = %cs.name_any(), creates = tracing::field::Empty, deletes = tracing::field::Empty,
+            patches = tracing::field::Empty, revisions = tracing::field::Empty);
+        self::pass(&self, cs, pass, span.clone()).instrument(span).await
+    }
+}
+
+/// Runs the CloneSet controller until aborted.
+pub async fn run(context: Context) {
+    let state = State {
+        recorder: Recorder::new(context.client.clone(), reporter()),
+        context: context.clone(),
+        options: Options::default(),
+    };
+    control_loop::run(context, state).await;
 }
 
 #[cfg(test)]

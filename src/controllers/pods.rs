@@ -4,7 +4,6 @@
 use kruise_api::PodRecord;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use futures::StreamExt as _;
 use k8s_openapi::{
     api::core::v1::ConfigMap,
     apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
@@ -14,11 +13,14 @@ use kruise_core::selector::Selector;
 use kube::{
     Api, ResourceExt as _,
     api::{Patch, PatchParams, PostParams},
-    runtime::{Controller, controller::Action, watcher},
 };
 use serde_json::json;
 
-use super::{Context, ERROR_REQUEUE, Error, launch_priority, pod_readiness};
+use super::{
+    Context, Error,
+    control_loop::{self, Next, Pass, Reconciler},
+    launch_priority, pod_readiness,
+};
 
 /// Not Succeeded, not Failed, not being deleted (Kubernetes' `IsPodActive`).
 pub fn is_active(pod: &PodRecord) -> bool {
@@ -57,46 +59,47 @@ pub fn annotation<'a>(pod: &'a PodRecord, key: &str) -> Option<&'a str> {
     pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
 }
 
+/// How often a pod waiting on its launch barrier is looked at without a trigger.
+const BARRIER_RECHECK: Duration = Duration::from_secs(60);
+
+struct PodPasses;
+
+impl Reconciler for PodPasses {
+    type Object = PodRecord;
+    type Memory = ();
+    const DEBOUNCE: Duration = Duration::ZERO;
+    const RESYNC: Duration = BARRIER_RECHECK;
+    const CONCURRENCY: u16 = 4;
+    // The passes decide about terminating pods themselves.
+    const WHILE_DELETING: bool = true;
+
+    async fn pass(self: Arc<Self>, pod: Arc<PodRecord>, pass: Pass<PodRecord, ()>) -> Result<Next, Error> {
+        let context = &pass.context;
+        let namespace = pod.namespace().unwrap_or_default();
+        let name = pod.name_any();
+        let api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
+        if let Some(patch) = pod_readiness::plan(&pod, Timestamp::now()) {
+            match api
+                .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
+                .await
+            {
+                Ok(_) => tracing::info!(pod = %name, %namespace, "KruisePodReady initialised"),
+                // Changed meanwhile (perhaps by another writer of the condition): the watch brings the
+                // new version and the next pass decides again.
+                Err(kube::Error::Api(s)) if s.is_conflict() || s.is_not_found() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if launch_priority::wanted(&pod) {
+            return launch_barrier(&pod, context, &namespace, &name).await;
+        }
+        Ok(Next::Idle)
+    }
+}
+
 /// Runs the per-pod passes over every pod until aborted.
 pub async fn run(context: Context) {
-    let pods: Api<PodRecord> = Api::all(context.client.clone());
-    Controller::new(pods, watcher::Config::default().any_semantic())
-        .with_config(kube::runtime::controller::Config::default().concurrency(4))
-        .run(reconcile, error_policy, Arc::new(context))
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "pod pass");
-            }
-        })
-        .await;
-}
-
-fn error_policy(pod: Arc<PodRecord>, error: &Error, _: Arc<Context>) -> Action {
-    tracing::warn!(pod = %pod.name_any(), namespace = pod.namespace().unwrap_or_default(), %error,
-        "pod pass failed; retrying");
-    Action::requeue(ERROR_REQUEUE)
-}
-
-async fn reconcile(pod: Arc<PodRecord>, context: Arc<Context>) -> Result<Action, Error> {
-    let namespace = pod.namespace().unwrap_or_default();
-    let name = pod.name_any();
-    let api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
-    if let Some(patch) = pod_readiness::plan(&pod, Timestamp::now()) {
-        match api
-            .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
-            .await
-        {
-            Ok(_) => tracing::info!(pod = %name, %namespace, "KruisePodReady initialised"),
-            // Changed meanwhile (perhaps by another writer of the condition): the watch brings the new
-            // version and the next pass decides again.
-            Err(kube::Error::Api(s)) if s.is_conflict() || s.is_not_found() => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    if launch_priority::wanted(&pod) {
-        return launch_barrier(&pod, &context, &namespace, &name).await;
-    }
-    Ok(Action::await_change())
+    control_loop::run(context, PodPasses).await;
 }
 
 async fn launch_barrier(
@@ -104,7 +107,7 @@ async fn launch_barrier(
     context: &Context,
     namespace: &str,
     name: &str,
-) -> Result<Action, Error> {
+) -> Result<Next, Error> {
     let maps: Api<ConfigMap> = Api::namespaced(context.client.clone(), namespace);
     let pods: Api<PodRecord> = Api::namespaced(context.client.clone(), namespace);
     let barrier_name = launch_priority::barrier_name(name);
@@ -143,7 +146,7 @@ async fn launch_barrier(
         }
     }
     // Container readiness changes are pod updates, which trigger the next pass; the requeue is a net.
-    Ok(Action::requeue(Duration::from_secs(60)))
+    Ok(Next::After(BARRIER_RECHECK))
 }
 
 #[cfg(test)]

@@ -19,7 +19,6 @@ use kruise_api::{
     PodRecord,
     apps_v1beta1::{MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadSubset},
 };
-use kube::ResourceExt as _;
 use serde_json::{Map, Value, json};
 
 pub const IGNORE_PATCH_EXISTING_PODS_METADATA: &str =
@@ -165,15 +164,18 @@ pub fn choose(
 /// writes it for adopted pods.
 pub fn adoption_patch(ws: &WorkloadSpread, subset: &WorkloadSpreadSubset) -> Value {
     let ignore = ws
-        .annotations()
-        .get(IGNORE_PATCH_EXISTING_PODS_METADATA)
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(IGNORE_PATCH_EXISTING_PODS_METADATA))
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let mut metadata = if ignore {
         Map::new()
     } else {
         patch_metadata(subset).cloned().unwrap_or_default()
     };
-    let matched = json!({"name": ws.name_any(), "subset": subset.name}).to_string();
+    let matched =
+        json!({"name": ws.metadata.name.as_deref().unwrap_or(""), "subset": subset.name}).to_string();
     let annotations = metadata.entry("annotations").or_insert_with(|| json!({}));
     if !annotations.is_object() {
         *annotations = json!({});
@@ -183,4 +185,5 @@ pub fn adoption_patch(ws: &WorkloadSpread, subset: &WorkloadSpreadSubset) -> Val
 }
 
 #[cfg(test)]
+#[path = "adopt_tests.rs"]
 mod tests;

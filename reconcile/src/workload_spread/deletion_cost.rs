@@ -4,10 +4,9 @@
 
 use std::{cmp::Ordering, sync::Arc};
 
+use super::{DELETION_COST_ANNOTATION, FAKE_SUBSET, PlanError, PodsBySubset, max_replicas};
+use crate::pods;
 use kruise_api::{PodRecord, apps_v1beta1::WorkloadSpread};
-use kube::ResourceExt as _;
-
-use super::{DELETION_COST_ANNOTATION, FAKE_SUBSET, PodsBySubset, pods, scaled_value};
 
 /// Kubernetes' `ActivePods` order: the pods to delete first sort first.
 fn deletion_order(a: &PodRecord, b: &PodRecord) -> Ordering {
@@ -23,7 +22,9 @@ fn deletion_order(a: &PodRecord, b: &PodRecord) -> Ordering {
         Some("Running") => 2,
         _ => 3,
     };
-    let ready = |p: &PodRecord| pods::is_running_and_ready(p);
+    let ready = |p: &PodRecord| {
+        p.metadata.deletion_timestamp.is_none() && pods::phase(p) == "Running" && pods::is_ready(p)
+    };
     let ready_since = |p: &PodRecord| {
         p.status
             .as_ref()
@@ -61,7 +62,7 @@ fn cost_change(pod: &PodRecord, value: String) -> Option<(String, String)> {
     if current == Some(value.as_str()) || (current.is_none() && value == "0") {
         return None;
     }
-    Some((pod.name_any(), value))
+    Some((pods::name(pod).to_string(), value))
 }
 
 /// Deletion costs of one version's pods.
@@ -70,7 +71,7 @@ pub(super) fn deletion_costs(
     by_subset: &PodsBySubset,
     replicas: i32,
     reverse: bool,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, PlanError> {
     let subsets = &ws.spec.subsets;
     let n = subsets.len() as i64;
     let mut changes = Vec::new();
@@ -84,15 +85,9 @@ pub(super) fn deletion_costs(
             .collect();
         let positive = (100 * (n - index)).to_string();
         let negative = (-100 * (index + 1)).to_string();
-        let excess = match &subset.max_replicas {
+        let excess = match max_replicas(subset, replicas)? {
             None => 0,
-            Some(max) => {
-                let max = scaled_value(max, replicas, true)?;
-                if max < 0 {
-                    return Err(format!("subset {}: negative maxReplicas", subset.name));
-                }
-                active.len().saturating_sub(max as usize)
-            }
+            Some(max) => active.len().saturating_sub(max as usize),
         };
         active.sort_by(|a, b| deletion_order(a, b));
         for (k, pod) in active.iter().enumerate() {

@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::json;
 
 fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -370,4 +371,67 @@ fn pre_existing_pods_are_adopted_by_their_node_and_then_counted() {
             ("pending".into(), "-300".into()),
         ])
     );
+}
+
+#[test]
+fn targets_compare_namespace_kind_and_name() {
+    let ws = spread("CloneSet", json!([{"name": "a"}]), Value::Null);
+    assert!(targets(&ws, "ns", "CloneSet", "web"));
+    assert!(!targets(&ws, "other", "CloneSet", "web"));
+    assert!(!targets(&ws, "ns", "Deployment", "web"));
+    assert!(!targets(&ws, "ns", "CloneSet", "db"));
+}
+
+#[test]
+fn replicas_are_summed_over_the_paths() {
+    let object = json!({"spec": {"replicas": 3, "extra": {"count": 2}}, "status": {"replicas": "x"}});
+    let paths = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(replicas_from_paths(&object, &paths(&["spec.replicas"])), 3);
+    assert_eq!(
+        replicas_from_paths(&object, &paths(&["spec.replicas", "spec.extra.count"])),
+        5
+    );
+    // Missing and non-integer values count as 0.
+    assert_eq!(
+        replicas_from_paths(&object, &paths(&["status.replicas", "spec.none"])),
+        0
+    );
+}
+
+#[test]
+fn the_latest_deployment_version_is_its_replica_set_with_the_same_template() {
+    let template = |image: &str, hash: Option<&str>| {
+        let mut labels = json!({"app": "web"});
+        if let Some(h) = hash {
+            labels["pod-template-hash"] = json!(h);
+        }
+        json!({"metadata": {"labels": labels}, "spec": {"containers": [{"name": "main", "image": image}]}})
+    };
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": "ns", "uid": "d1"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template("nginx:2", None)},
+    }))
+    .unwrap();
+    let rs = |name: &str, hash: &str, image: &str, owner: &str, deleting: bool| -> ReplicaSet {
+        let mut value = json!({
+            "metadata": {"name": name, "namespace": "ns", "labels": {"pod-template-hash": hash},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web",
+                    "uid": owner, "controller": true}]},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template(image, Some(hash))},
+        });
+        if deleting {
+            value["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        }
+        serde_json::from_value(value).unwrap()
+    };
+    let old = rs("web-old", "old", "nginx:1", "d1", false);
+    let new = rs("web-new", "new", "nginx:2", "d1", false);
+    let foreign = rs("web-foreign", "foreign", "nginx:2", "d2", false);
+    let going = rs("web-going", "going", "nginx:2", "d1", true);
+    assert_eq!(
+        latest_deployment_version(&deployment, [&old, &new]),
+        Some("new".to_string())
+    );
+    assert_eq!(latest_deployment_version(&deployment, [&old]), None);
+    assert_eq!(latest_deployment_version(&deployment, [&foreign, &going]), None);
 }

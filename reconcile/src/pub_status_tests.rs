@@ -1,5 +1,6 @@
 use super::*;
-use serde_json::Value;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde_json::{Value, json};
 
 fn t(s: &str) -> Timestamp {
     s.parse().unwrap()
@@ -32,19 +33,30 @@ fn pod(name: &str, ready: bool) -> Arc<PodRecord> {
 }
 
 #[test]
-fn scaled_values_round_like_kubernetes() {
+fn int_or_percent_fields_round_up_and_refuse_bare_numbers() {
     let cases = [
-        (IntOrString::Int(3), 10, true, Ok(3)),
-        (IntOrString::String("25%".into()), 10, true, Ok(3)),
-        (IntOrString::String("25%".into()), 10, false, Ok(2)),
-        (IntOrString::String("50%".into()), 5, true, Ok(3)),
-        (IntOrString::String("0%".into()), 5, true, Ok(0)),
-        (IntOrString::String("100%".into()), 7, true, Ok(7)),
+        (IntOrString::Int(3), 10, 7),
+        (IntOrString::String("25%".into()), 10, 7), // 2.5 rounds up to 3
+        (IntOrString::String("50%".into()), 5, 2),
+        (IntOrString::String("0%".into()), 5, 5),
+        (IntOrString::String("100%".into()), 7, 0),
     ];
-    for (value, total, up, expected) in cases {
-        assert_eq!(scaled_value(&value, total, up), expected, "{value:?} of {total}");
+    for (value, expected, desired) in cases {
+        let mut b = budget(json!({}), Value::Null);
+        b.spec.max_unavailable = Some(value.clone());
+        assert_eq!(
+            desired_available(&b, expected),
+            Ok(desired),
+            "{value:?} of {expected}"
+        );
     }
-    assert!(scaled_value(&IntOrString::String("25".into()), 10, true).is_err());
+    let mut b = budget(json!({}), Value::Null);
+    b.spec.min_available = Some(IntOrString::String("25".into()));
+    let err = desired_available(&b, 10).unwrap_err();
+    assert_eq!(err.field, "spec.minAvailable");
+    // Beyond int32, as Kubernetes' fields are.
+    b.spec.min_available = Some(IntOrString::String("99999999999%".into()));
+    assert_eq!(desired_available(&b, 10).unwrap_err().value, "99999999999%");
 }
 
 #[test]
@@ -232,4 +244,56 @@ fn consistency_of_images_and_in_place_updates() {
         .unwrap()
         .insert("apps.kruise.io/inplace-update-grace".into(), "{}".into());
     assert!(!is_consistent(&tagged), "in the grace period");
+}
+
+#[test]
+fn a_budget_covers_its_target_workload_or_its_selected_pods() {
+    let labels: BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
+    let by_ref = budget(
+        json!({"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "selector": {"matchLabels": {"app": "web"}}}),
+        Value::Null,
+    );
+    let by_selector = budget(json!({"selector": {"matchLabels": {"app": "web"}}}), Value::Null);
+    let invalid = budget(
+        json!({"selector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}}),
+        Value::Null,
+    );
+    let cases = [
+        (&by_ref, "ns", Some(("Deployment", "web")), true),
+        (&by_ref, "ns", Some(("Deployment", "db")), false),
+        (&by_ref, "ns", None, false), // a targetRef wins over the selector
+        (&by_ref, "other", Some(("Deployment", "web")), false),
+        (&by_selector, "ns", None, true),
+        (&by_selector, "other", None, false),
+        (&invalid, "ns", None, false),
+        (
+            &budget(json!({}), Value::Null),
+            "ns",
+            Some(("Deployment", "web")),
+            false,
+        ),
+    ];
+    for (b, namespace, workload, expected) in cases {
+        assert_eq!(
+            covers(b, namespace, &labels, workload),
+            expected,
+            "{:?} {namespace} {workload:?}",
+            b.spec
+        );
+    }
+}
+
+#[test]
+fn the_next_pass_is_due_when_the_earliest_record_expires() {
+    let now = t("2026-01-01T00:01:00Z");
+    let b = budget(
+        json!({"maxUnavailable": 1}),
+        json!({"unavailableAllowed": 0, "currentAvailable": 1, "desiredAvailable": 0, "totalReplicas": 1,
+            "disruptedPods": {"a": "2026-01-01T00:00:55Z"}}),
+    );
+    let plan = plan(&b, &[pod("a", true)], 1, now).unwrap();
+    assert_eq!(plan.requeue_after(now), Some(Duration::from_secs(15)));
+    let idle = plan_with_labels(now);
+    assert_eq!(idle.requeue_after(now), None);
 }

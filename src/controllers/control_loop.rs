@@ -1,0 +1,524 @@
+//! The loop every controller runs; a controller brings its planner and a few lines ([`Reconciler`]).
+//!
+//! The loop owns what the controllers used to copy:
+//!
+//! - the kube-runtime `Controller` over the controller's kind, with its trigger watches ([`Triggers`]):
+//!   pod changes (noted in [`PodSightings`], so a pass waits until the shared cache shows them) and
+//!   changes of related kinds, mapped to the objects to reconcile;
+//! - the freshest copy of the object: the trigger's, the cache's (the webhooks write status too) or
+//!   the one re-read after a conflict, whichever has the highest resourceVersion;
+//! - per-object memory kept between passes (the CloneSet expectations), dropped with the object;
+//! - the status write with the resourceVersion the pass read as precondition ([`Pass::write_status`]):
+//!   a 409 re-reads the object from the API server into the cache and decides again shortly after;
+//!   never an overwrite;
+//! - requeues: the planner's requeue-after, capped by the resync interval; failures back off
+//!   exponentially from [`ERROR_REQUEUE`] per object, reset by a pass that succeeds.
+
+use std::{
+    collections::HashMap,
+    fmt::Debug,
+    future::Future,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::StreamExt as _;
+use k8s_openapi::NamespaceResourceScope;
+use kruise_api::PodRecord;
+use kruise_webhooks::{StatusWrite, WriteTarget};
+use kube::{
+    Api, Resource, ResourceExt as _,
+    runtime::{
+        Controller,
+        controller::{Action, Config},
+        reflector::{ObjectRef, Store},
+        watcher,
+    },
+};
+use serde::{Serialize, de::DeserializeOwned};
+
+use super::{
+    Context, ControllerView, ERROR_REQUEUE, Error,
+    sightings::{CACHE_RECHECK, PodSightings},
+};
+use crate::cluster::status_writes::{self, WriteError};
+
+/// The longest a failing object waits before its next attempt.
+pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
+/// The shortest requeue a pass can ask for.
+const MIN_REQUEUE: Duration = Duration::from_millis(100);
+
+/// A kind a controller reconciles.
+pub trait Object:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + Serialize
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Object for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// What comes after a pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Look again after this long (at least 100 ms, at most the resync interval).
+    After(Duration),
+    /// Nothing pending: look again at the resync interval, or on a trigger.
+    Resync,
+    /// Only on a trigger (the object is being deleted or gone).
+    Idle,
+}
+
+impl Next {
+    /// A planner's requeue-after: `None` means nothing is pending.
+    pub fn after(requeue_after: Option<Duration>) -> Next {
+        requeue_after.map_or(Next::Resync, Next::After)
+    }
+}
+
+/// One controller: its kind, its triggers and its pass. The pass calls the planner and carries the
+/// plan out; everything around it is the loop's.
+pub trait Reconciler: Send + Sync + Sized + 'static {
+    type Object: Object;
+    /// Kept per object between passes (dropped when the object goes).
+    type Memory: Clone + Default + Send + 'static;
+    /// Trigger debounce.
+    const DEBOUNCE: Duration;
+    /// Every object is passed at least this often.
+    const RESYNC: Duration;
+    /// How soon a pass runs again after its status write conflicted.
+    const CONFLICT_REQUEUE: Duration = Duration::from_millis(500);
+    /// Passes running at once (never two for one object).
+    const CONCURRENCY: u16 = 3;
+    /// Whether objects being deleted are passed too.
+    const WHILE_DELETING: bool = false;
+
+    /// Adds the watches whose changes trigger passes.
+    fn triggers(&self, triggers: Triggers<Self::Object>) -> Triggers<Self::Object> {
+        triggers
+    }
+
+    /// The shared cache's copy of the object, when the cache holds the kind.
+    fn cached(_view: &dyn ControllerView, _namespace: &str, _name: &str) -> Option<Arc<Self::Object>> {
+        None
+    }
+
+    /// One pass over the freshest copy of the object.
+    fn pass(
+        self: Arc<Self>,
+        object: Arc<Self::Object>,
+        pass: Pass<Self::Object, Self::Memory>,
+    ) -> impl Future<Output = Result<Next, Error>> + Send;
+}
+
+/// The objects the controller knows (its watch's store), and the shared cache, for trigger mappers.
+pub struct Known<K: Object> {
+    store: Store<K>,
+    view: Arc<dyn ControllerView>,
+}
+
+impl<K: Object> Known<K> {
+    /// The references of the known objects `wanted` picks.
+    pub fn refs(&self, wanted: impl Fn(&K) -> bool) -> Vec<ObjectRef<K>> {
+        self.store
+            .state()
+            .into_iter()
+            .filter(|k| wanted(k))
+            .map(|k| ObjectRef::from_obj(&*k))
+            .collect()
+    }
+
+    /// The shared cluster cache.
+    pub fn view(&self) -> &dyn ControllerView {
+        self.view.as_ref()
+    }
+
+    fn has(&self, namespace: &str, name: &str) -> bool {
+        self.store.get(&ObjectRef::new(name).within(namespace)).is_some()
+    }
+}
+
+/// The watches that trigger passes of `K`.
+pub struct Triggers<K: Object> {
+    controller: Controller<K>,
+    client: kube::Client,
+    known: Arc<Known<K>>,
+    sightings: Arc<PodSightings>,
+}
+
+fn watch_config() -> watcher::Config {
+    watcher::Config::default().any_semantic()
+}
+
+impl<K: Object> Triggers<K> {
+    /// Pod changes trigger the objects `owners` names; their passes wait until the cache shows the
+    /// pod as this watch saw it.
+    pub fn pods(
+        mut self,
+        owners: impl Fn(&PodRecord, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
+    ) -> Self {
+        let (known, sightings) = (self.known.clone(), self.sightings.clone());
+        self.controller = self.controller.watches(
+            Api::<PodRecord>::all(self.client.clone()),
+            watch_config(),
+            move |pod: PodRecord| {
+                let mut refs: Vec<ObjectRef<K>> = Vec::new();
+                for r in owners(&pod, &known) {
+                    if !refs.contains(&r) {
+                        refs.push(r);
+                    }
+                }
+                for r in &refs {
+                    sightings.saw(r.namespace.as_deref().unwrap_or(""), &r.name, &pod);
+                }
+                sightings.retain_owners(|namespace, name| known.has(namespace, name));
+                refs
+            },
+        );
+        self
+    }
+
+    /// Changes of `W` trigger the objects `owners` names.
+    pub fn watch<W>(
+        mut self,
+        owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
+    ) -> Self
+    where
+        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    {
+        let known = self.known.clone();
+        self.controller =
+            self.controller
+                .watches(Api::<W>::all(self.client.clone()), watch_config(), move |w: W| {
+                    owners(&w, &known)
+                });
+        self
+    }
+}
+
+/// What the loop keeps per object.
+struct Slot<K, M> {
+    uid: Option<String>,
+    memory: M,
+    /// Failed passes in a row.
+    failures: u32,
+    /// The copy re-read after a conflict.
+    reread: Option<Arc<K>>,
+}
+
+type Slots<K, M> = Mutex<HashMap<ObjectRef<K>, Slot<K, M>>>;
+
+/// What one pass gets besides the object: the client and cache, its memory, the status write.
+pub struct Pass<K: Object, M> {
+    pub context: Context,
+    slots: Arc<Slots<K, M>>,
+    key: ObjectRef<K>,
+}
+
+impl<K: Object, M: Clone + Default> Pass<K, M> {
+    /// The memory the previous pass kept for this object.
+    pub fn memory(&self) -> M {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.get(&self.key).map(|s| s.memory.clone()).unwrap_or_default()
+    }
+
+    /// Keeps `memory` for the next pass of this object.
+    pub fn keep(&self, memory: M) {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = slots.get_mut(&self.key) {
+            slot.memory = memory;
+        }
+    }
+
+    /// Writes `status` through the status subresource with `object`'s resourceVersion as precondition
+    /// and hands the stored object to the cache. A conflict is [`Error::Conflict`] (the loop re-reads
+    /// and decides again), a missing object [`Error::Gone`].
+    pub async fn write_status(&self, object: &K, status: &impl Serialize) -> Result<(), Error> {
+        let write = StatusWrite {
+            target: WriteTarget {
+                api_version: K::api_version(&()).into_owned(),
+                kind: K::kind(&()).into_owned(),
+                plural: K::plural(&()).into_owned(),
+                namespace: object.namespace().unwrap_or_default(),
+                name: object.name_any(),
+            },
+            resource_version: object.meta().resource_version.clone(),
+            status: serde_json::to_value(status).unwrap_or_default(),
+        };
+        match status_writes::write_status(&self.context.client, &write).await {
+            Ok(stored) => {
+                self.context.view.remember(&stored);
+                Ok(())
+            }
+            Err(WriteError::Conflict { .. }) => {
+                Err(conflict::<K>(&write.target.namespace, &write.target.name))
+            }
+            Err(WriteError::Api { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.is_not_found()) => {
+                Err(Error::Gone)
+            }
+            Err(e) => Err(Error::Write(Box::new(e))),
+        }
+    }
+}
+
+fn conflict<K: Object>(namespace: &str, name: &str) -> Error {
+    Error::Conflict {
+        kind: K::kind(&()).into_owned(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    }
+}
+
+fn version_of<K: Object>(object: &K) -> u64 {
+    kruise_core::resource_version::of_or_zero(object.meta())
+}
+
+/// The loop's state shared by passes.
+struct Shared<R: Reconciler> {
+    reconciler: Arc<R>,
+    context: Context,
+    known: Arc<Known<R::Object>>,
+    sightings: Arc<PodSightings>,
+    slots: Arc<Slots<R::Object, R::Memory>>,
+}
+
+impl<R: Reconciler> Shared<R> {
+    /// Drops the slots of objects that are gone (or were replaced by a namesake), and makes this one's.
+    fn slot_for(&self, object: &R::Object) -> ObjectRef<R::Object> {
+        let key = ObjectRef::from_obj(object);
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        slots.retain(|r, slot| self.known.store.get(r).is_some_and(|k| k.meta().uid == slot.uid));
+        slots.entry(key.clone()).or_insert_with(|| Slot {
+            uid: object.meta().uid.clone(),
+            memory: R::Memory::default(),
+            failures: 0,
+            reread: None,
+        });
+        key
+    }
+
+    /// The newest among the trigger's copy, the cache's and the one re-read after a conflict.
+    fn freshest(&self, trigger: Arc<R::Object>, key: &ObjectRef<R::Object>) -> Arc<R::Object> {
+        let namespace = trigger.namespace().unwrap_or_default();
+        let uid = trigger.meta().uid.clone();
+        let reread = {
+            let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            slots.get(key).and_then(|s| s.reread.clone())
+        };
+        R::cached(self.context.view.as_ref(), &namespace, &trigger.name_any())
+            .into_iter()
+            .chain(reread)
+            .filter(|k| k.meta().uid == uid)
+            .fold(trigger, |best, k| {
+                if version_of(&*k) > version_of(&*best) {
+                    k
+                } else {
+                    best
+                }
+            })
+    }
+
+    fn update(&self, key: &ObjectRef<R::Object>, change: impl FnOnce(&mut Slot<R::Object, R::Memory>)) {
+        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(slot) = slots.get_mut(key) {
+            change(slot);
+        }
+    }
+
+    /// After a conflict: the API server's copy, for the cache and the next pass.
+    async fn reread(&self, key: &ObjectRef<R::Object>) -> Next {
+        let api: Api<R::Object> = Api::namespaced(
+            self.context.client.clone(),
+            key.namespace.as_deref().unwrap_or(""),
+        );
+        match api.get_opt(&key.name).await {
+            Ok(Some(fresh)) => {
+                self.context
+                    .view
+                    .remember(&serde_json::to_value(&fresh).unwrap_or_default());
+                self.update(key, |slot| slot.reread = Some(Arc::new(fresh)));
+                Next::After(R::CONFLICT_REQUEUE)
+            }
+            Ok(None) => Next::Idle,
+            // The next pass reads what the watches bring.
+            Err(e) => {
+                tracing::debug!(error = %e, "re-reading after a conflict failed");
+                Next::After(R::CONFLICT_REQUEUE)
+            }
+        }
+    }
+}
+
+fn action<R: Reconciler>(next: Next) -> Action {
+    match next {
+        Next::After(wait) => Action::requeue(wait.min(R::RESYNC).max(MIN_REQUEUE)),
+        Next::Resync => Action::requeue(R::RESYNC),
+        Next::Idle => Action::await_change(),
+    }
+}
+
+async fn reconcile<R: Reconciler>(trigger: Arc<R::Object>, shared: Arc<Shared<R>>) -> Result<Action, Error> {
+    if trigger.meta().deletion_timestamp.is_some() && !R::WHILE_DELETING {
+        return Ok(Action::await_change());
+    }
+    let namespace = trigger.namespace().unwrap_or_default();
+    let name = trigger.name_any();
+    // Decided from a cache older than the pod change that triggered this pass, a status would be wrong
+    // and nothing would trigger a correction.
+    if !shared
+        .sightings
+        .caught_up(&namespace, &name, shared.context.view.as_ref())
+    {
+        tracing::debug!(%namespace, %name, "waiting for the cache to show the pod changes that triggered this pass");
+        return Ok(Action::requeue(CACHE_RECHECK));
+    }
+    let key = shared.slot_for(&trigger);
+    let object = shared.freshest(trigger, &key);
+    let pass = Pass {
+        context: shared.context.clone(),
+        slots: shared.slots.clone(),
+        key: key.clone(),
+    };
+    let next = match shared.reconciler.clone().pass(object, pass).await {
+        Ok(next) => next,
+        Err(Error::Conflict { .. }) => {
+            tracing::debug!(%namespace, %name, "status write conflicted; deciding again from the API's copy");
+            shared.reread(&key).await
+        }
+        Err(Error::Gone) => Next::Idle,
+        Err(e) => return Err(e),
+    };
+    shared.update(&key, |slot| slot.failures = 0);
+    Ok(action::<R>(next))
+}
+
+/// `ERROR_REQUEUE` doubled per failure in a row, up to [`MAX_ERROR_BACKOFF`].
+pub fn backoff(failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(16);
+    ERROR_REQUEUE
+        .saturating_mul(1 << doublings)
+        .min(MAX_ERROR_BACKOFF)
+}
+
+fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Arc<Shared<R>>) -> Action {
+    let key = ObjectRef::from_obj(&*object);
+    let mut failures = 1;
+    shared.update(&key, |slot| {
+        slot.failures += 1;
+        failures = slot.failures;
+    });
+    let wait = backoff(failures);
+    tracing::warn!(kind = %R::Object::kind(&()), namespace = object.namespace().unwrap_or_default(),
+        name = %object.name_any(), %error, failures, retry_in = ?wait, "pass failed; retrying");
+    Action::requeue(wait)
+}
+
+/// Runs `reconciler`'s controller until aborted.
+pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
+    let client = context.client.clone();
+    let controller = Controller::new(Api::<R::Object>::all(client.clone()), watch_config()).with_config(
+        Config::default()
+            .concurrency(R::CONCURRENCY)
+            .debounce(R::DEBOUNCE),
+    );
+    let known = Arc::new(Known {
+        store: controller.store(),
+        view: context.view.clone(),
+    });
+    let sightings = Arc::new(PodSightings::default());
+    let triggers = reconciler.triggers(Triggers {
+        controller,
+        client,
+        known: known.clone(),
+        sightings: sightings.clone(),
+    });
+    let shared = Arc::new(Shared {
+        reconciler: Arc::new(reconciler),
+        context,
+        known,
+        sightings,
+        slots: Arc::default(),
+    });
+    triggers
+        .controller
+        .run(reconcile::<R>, error_policy::<R>, shared)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                tracing::debug!(kind = %R::Object::kind(&()), error = %e, "pass");
+            }
+        })
+        .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kruise_api::policy_v1beta1::PodUnavailableBudget;
+
+    struct Probe;
+
+    impl Reconciler for Probe {
+        type Object = PodUnavailableBudget;
+        type Memory = ();
+        const DEBOUNCE: Duration = Duration::ZERO;
+        const RESYNC: Duration = Duration::from_secs(60);
+
+        async fn pass(
+            self: Arc<Self>,
+            _: Arc<PodUnavailableBudget>,
+            _: Pass<PodUnavailableBudget, ()>,
+        ) -> Result<Next, Error> {
+            Ok(Next::Idle)
+        }
+    }
+
+    #[test]
+    fn requeues_are_clamped_between_100_ms_and_the_resync_interval() {
+        let cases = [
+            (
+                Next::After(Duration::from_millis(10)),
+                Action::requeue(MIN_REQUEUE),
+            ),
+            (
+                Next::After(Duration::from_secs(5)),
+                Action::requeue(Duration::from_secs(5)),
+            ),
+            (
+                Next::After(Duration::from_secs(3600)),
+                Action::requeue(Probe::RESYNC),
+            ),
+            (Next::after(None), Action::requeue(Probe::RESYNC)),
+            (
+                Next::after(Some(Duration::from_secs(7))),
+                Action::requeue(Duration::from_secs(7)),
+            ),
+            (Next::Idle, Action::await_change()),
+        ];
+        for (next, expected) in cases {
+            assert_eq!(action::<Probe>(next), expected, "{next:?}");
+        }
+    }
+
+    #[test]
+    fn failures_back_off_exponentially_up_to_a_cap() {
+        let waits: Vec<u64> = (1..=7).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 80, 80, 80]);
+        assert_eq!(backoff(0), ERROR_REQUEUE);
+        assert_eq!(backoff(u32::MAX), MAX_ERROR_BACKOFF);
+    }
+}
