@@ -9,14 +9,15 @@ pub mod convert;
 pub mod crd;
 pub mod decision;
 pub mod deletion_protection;
-pub mod owner;
 pub mod patch;
 pub mod pod_mutate;
 pub mod pod_validate;
 pub mod review;
 pub mod selector;
 pub mod table;
-pub mod view;
+
+/// The cluster view and owner lookups live in `kruise-core`; re-exported under their old paths.
+pub use kruise_core::{owner, view};
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
 pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
