@@ -29,10 +29,12 @@ fn decodes(value: &Value) -> Result<(), String> {
     result.map_err(|e| e.to_string())
 }
 
-/// A stored object of each kind and version: only what identifies it, and an empty status.
+/// A stored object of each kind and version: only what identifies it, an empty spec and an empty
+/// status. (An absent `spec` is filled in by `kruise-core`'s decoding, which the root types' derive
+/// cannot default.)
 fn minimal(api_version: &str, kind: &str) -> Value {
     json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
-        "status": {}})
+        "spec": {}, "status": {}})
 }
 
 const KINDS: &[(&str, &str)] = &[

@@ -46,6 +46,20 @@ pub fn typed<T: DeserializeOwned>(value: Value) -> Result<T, DecodeError> {
     })
 }
 
+/// Checks that `value` decodes as `T` (e.g. a reviewed pod as a Pod), naming the failing field, without
+/// copying it.
+pub fn check<T: DeserializeOwned>(value: &Value) -> Result<(), DecodeError> {
+    serde_path_to_error::deserialize::<_, T>(value)
+        .map(drop)
+        .map_err(|err| {
+            let path = err.path().to_string();
+            DecodeError {
+                path: (path != "." && !path.is_empty()).then_some(path),
+                message: err.into_inner().to_string(),
+            }
+        })
+}
+
 /// Decodes a stored object of a kind that is served in several versions: directly when it is already
 /// at the kind's version, else through `convert` (e.g. [`kruise_api::cloneset_to_v1beta1`]).
 pub fn converted<K: Kind>(
@@ -148,5 +162,54 @@ impl<K: Kind> kube::Resource for Lenient<K> {
             Lenient::Decoded(object) => std::sync::Arc::make_mut(object).meta_mut(),
             Lenient::Skipped(skipped) => &mut skipped.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kruise_api::apps_v1beta1::CloneSet;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_list_with_one_bad_object_decodes_the_others_and_names_the_bad_field() {
+        let items = json!([
+            {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+             "metadata": {"name": "good", "namespace": "a", "managedFields": [{"manager": "x"}]},
+             "status": {"replicas": 1}},
+            {"apiVersion": "apps.kruise.io/v1beta1", "kind": "CloneSet",
+             "metadata": {"name": "bad", "namespace": "a", "resourceVersion": "9"},
+             "spec": {"replicas": "three"}},
+        ]);
+        let decoded: Vec<Lenient<CloneSet>> = serde_json::from_value(items).unwrap();
+        let good = decoded[0].decoded().expect("decoded");
+        assert_eq!(good.status.as_ref().unwrap().available_replicas, 0);
+        assert!(good.metadata.managed_fields.is_none());
+        let Lenient::Skipped(skipped) = &decoded[1] else {
+            panic!("the bad object decoded");
+        };
+        let (meta, error) = &**skipped;
+        assert_eq!(meta.name.as_deref(), Some("bad"));
+        assert_eq!(meta.resource_version.as_deref(), Some("9"));
+        assert_eq!(error.path.as_deref(), Some("spec.replicas"));
+        use kube::Resource;
+        assert_eq!(decoded[1].meta().namespace.as_deref(), Some("a"), "keyed in the store");
+    }
+
+    #[test]
+    fn a_stored_custom_resource_without_spec_decodes() {
+        let object = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
+            "metadata": {"name": "x", "namespace": "a"}});
+        let set = CloneSet::decode(object).unwrap();
+        assert_eq!(set.spec.replicas, None);
+    }
+
+    #[test]
+    fn a_review_object_is_checked_with_the_field_path() {
+        let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": "nginx"}});
+        let err = check::<k8s_openapi::api::core::v1::Pod>(&pod).unwrap_err();
+        assert_eq!(err.path.as_deref(), Some("spec.containers"));
+        assert!(err.to_string().starts_with("at spec.containers: invalid type"), "{err}");
     }
 }

@@ -20,6 +20,7 @@ pub mod table;
 pub use kruise_core::{owner, view};
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
-pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
+pub use pod_validate::conflict_denial;
+pub use review::{AdmissionRequest, Operation, Review, ReviewError, ReviewResponse};
 pub use table::{Settings, Webhook};
 pub use view::{ClusterView, MemoryView};
