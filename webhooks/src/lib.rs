@@ -13,14 +13,14 @@ pub mod patch;
 pub mod pod_mutate;
 pub mod pod_validate;
 pub mod review;
-pub mod selector;
 pub mod table;
 
 /// The cluster view and owner lookups live in `kruise-core`; re-exported under their old paths.
 pub use kruise_core::{owner, view};
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
+pub use kruise_core::{Settings, selector};
 pub use pod_validate::conflict_denial;
 pub use review::{AdmissionRequest, Operation, Review, ReviewError, ReviewResponse};
-pub use table::{Settings, Webhook};
+pub use table::Webhook;
 pub use view::{ClusterView, MemoryView};

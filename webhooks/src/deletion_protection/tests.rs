@@ -2,6 +2,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use kruise_core::feature_gates::Gate;
+
 use super::*;
 use crate::{MemoryView, Webhook};
 
@@ -126,10 +128,7 @@ fn decide(request: &AdmissionRequest, view: &MemoryView, settings: &Settings) ->
 }
 
 fn on() -> Settings {
-    Settings {
-        deletion_protection: true,
-        crd_cascading_protection: true,
-    }
+    Settings::default().with(Gate::DeletionProtectionForCRDCascadingGate, true)
 }
 
 fn crd_spec() -> Value {
@@ -401,10 +400,7 @@ fn crd_cascading_counts_active_custom_resources() {
 
 #[test]
 fn crd_cascading_without_its_gate_is_denied_as_openkruise_does() {
-    let settings = Settings {
-        deletion_protection: true,
-        crd_cascading_protection: false,
-    };
+    let settings = Settings::default();
     let got = outcome(&decide(
         &crd_delete("Cascading"),
         &MemoryView::default(),
@@ -485,10 +481,9 @@ fn trait_default_counts_every_custom_resource() {
 
 #[test]
 fn switched_off_allows_everything() {
-    let settings = Settings {
-        deletion_protection: false,
-        crd_cascading_protection: true,
-    };
+    let settings = Settings::default()
+        .with(Gate::DeletionProtectionForCRDCascadingGate, true)
+        .with(Gate::ResourcesDeletionProtection, false);
     let view = view_of(vec![pod("prod", "web", Some("Running"), false)]);
     for &gvk in GVKS {
         let old = object(gvk, labelled("Always"), spec_for(gvk));
