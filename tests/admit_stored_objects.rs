@@ -37,7 +37,12 @@ fn a_clone_set_with_an_old_status_and_no_template_is_loaded() {
     )
     .unwrap();
     let out = admit(&file, &common::review("delete-namespace-default.json"));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

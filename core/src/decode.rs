@@ -194,7 +194,11 @@ mod tests {
         assert_eq!(meta.resource_version.as_deref(), Some("9"));
         assert_eq!(error.path.as_deref(), Some("spec.replicas"));
         use kube::Resource;
-        assert_eq!(decoded[1].meta().namespace.as_deref(), Some("a"), "keyed in the store");
+        assert_eq!(
+            decoded[1].meta().namespace.as_deref(),
+            Some("a"),
+            "keyed in the store"
+        );
     }
 
     #[test]
@@ -210,6 +214,9 @@ mod tests {
         let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": "nginx"}});
         let err = check::<k8s_openapi::api::core::v1::Pod>(&pod).unwrap_err();
         assert_eq!(err.path.as_deref(), Some("spec.containers"));
-        assert!(err.to_string().starts_with("at spec.containers: invalid type"), "{err}");
+        assert!(
+            err.to_string().starts_with("at spec.containers: invalid type"),
+            "{err}"
+        );
     }
 }

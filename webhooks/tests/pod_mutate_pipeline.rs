@@ -243,7 +243,9 @@ fn a_pod_that_does_not_decode_is_a_bad_request_naming_the_field() {
     let denial = decision.denial.expect("denied");
     assert_eq!((denial.code, denial.reason.as_str()), (400, "BadRequest"));
     assert!(
-        denial.message.starts_with("object is not a valid Pod: at spec.containers: invalid type"),
+        denial
+            .message
+            .starts_with("object is not a valid Pod: at spec.containers: invalid type"),
         "{}",
         denial.message
     );
