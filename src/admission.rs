@@ -4,10 +4,8 @@
 
 use std::{sync::RwLock, time::Instant};
 
-use kruise_webhooks::{
-    Decision, MemoryView, Settings, StatusWrite, Webhook,
-    review::{AdmissionRequest, Review, ReviewError, ReviewResponse},
-};
+use kruise_core::{MemoryView, StatusWrite};
+use kruise_webhooks::{AdmissionRequest, Decision, Review, ReviewError, ReviewResponse, Settings, Webhook};
 
 use crate::cluster::{
     ClusterCache,
@@ -17,7 +15,7 @@ use crate::cluster::{
 /// Where the webhooks read cluster state from.
 pub enum StateSource {
     /// Files (`kruise admit`, standalone `kruise serve --objects`); status writes are applied in memory.
-    Memory(RwLock<MemoryView>),
+    Memory(Box<RwLock<MemoryView>>),
     /// Reflector caches of a real cluster.
     Cluster(ClusterCache),
 }
@@ -40,7 +38,7 @@ impl Admission {
     /// An admission over in-memory state.
     pub fn in_memory(view: MemoryView, settings: Settings) -> Self {
         Admission {
-            state: StateSource::Memory(RwLock::new(view)),
+            state: StateSource::Memory(Box::new(RwLock::new(view))),
             settings,
         }
     }
@@ -126,7 +124,7 @@ impl Admission {
         // Still contended: refuse (429, so clients retry) rather than proceed unprotected.
         conflicted.map_or_else(
             || Decision::deny(429, "TooManyRequests", "too many concurrent updates; retry"),
-            |write| kruise_webhooks::pod_validate::conflict_denial(&write),
+            |write| kruise_webhooks::conflict_denial(&write),
         )
     }
 }

@@ -5,6 +5,7 @@ pub mod ca_bundle;
 mod caches;
 mod cert_secret;
 mod leader;
+mod reflector;
 pub mod status_writes;
 
 pub use ca_bundle::CaBundlePublisher;

@@ -33,11 +33,38 @@ pub fn load_paths(paths: &[PathBuf]) -> Result<Vec<Value>, ObjectsError> {
     Ok(out)
 }
 
+/// Where an object was found: its file, its document (1-based; the item of a JSON array counts as a
+/// document) and, inside a `List`, its item (1-based).
+#[derive(Clone, Copy, Debug)]
+pub struct Location<'a> {
+    pub path: &'a Path,
+    pub document: usize,
+    pub item: Option<usize>,
+}
+
+impl std::fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} document {}", self.path.display(), self.document)?;
+        match self.item {
+            Some(item) => write!(f, " item {item}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Hands every object found under `paths` to `visit`, in order, one at a time: a JSON array is parsed
 /// item by item, so a file of 10,000 pods never exists as one parsed tree.
 pub fn for_each_object<E: From<ObjectsError>>(
     paths: &[PathBuf],
     visit: &mut impl FnMut(Value) -> Result<(), E>,
+) -> Result<(), E> {
+    for_each_located(paths, &mut |object, _| visit(object))
+}
+
+/// [`for_each_object`], with where each object was found.
+pub fn for_each_located<E: From<ObjectsError>>(
+    paths: &[PathBuf],
+    visit: &mut impl FnMut(Value, Location<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     for path in paths {
         visit_path(path, visit)?;
@@ -47,7 +74,7 @@ pub fn for_each_object<E: From<ObjectsError>>(
 
 fn visit_path<E: From<ObjectsError>>(
     path: &Path,
-    visit: &mut impl FnMut(Value) -> Result<(), E>,
+    visit: &mut impl FnMut(Value, Location<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let io = |source| ObjectsError::Io {
         path: path.to_path_buf(),
@@ -79,7 +106,7 @@ fn visit_path<E: From<ObjectsError>>(
 
 /// Parses a YAML (or JSON) stream into objects, flattening `kind: List`.
 pub fn parse_objects(text: &str, path: &Path, out: &mut Vec<Value>) -> Result<(), ObjectsError> {
-    visit_objects(text, path, &mut |object| {
+    visit_objects(text, path, &mut |object, _| {
         out.push(object);
         Ok::<(), ObjectsError>(())
     })
@@ -89,7 +116,7 @@ pub fn parse_objects(text: &str, path: &Path, out: &mut Vec<Value>) -> Result<()
 fn visit_objects<E: From<ObjectsError>>(
     text: &str,
     path: &Path,
-    visit: &mut impl FnMut(Value) -> Result<(), E>,
+    visit: &mut impl FnMut(Value, Location<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let parse_error = |e: &dyn std::fmt::Display| ObjectsError::Parse {
         path: path.into(),
@@ -115,8 +142,17 @@ fn visit_objects<E: From<ObjectsError>>(
         && let Some(items) = json_list_items(text).map_err(|e| parse_error(&e))?
     {
         // A JSON `kind: …List` (`kubectl get -o json`): its items one at a time.
-        for item in json_items(items.get()).map_err(|e| parse_error(&e))? {
-            visit(serde_json::from_str(item.get()).map_err(|e| parse_error(&e))?)?;
+        for (index, item) in json_items(items.get())
+            .map_err(|e| parse_error(&e))?
+            .into_iter()
+            .enumerate()
+        {
+            let at = Location {
+                path,
+                document: 1,
+                item: Some(index + 1),
+            };
+            visit(serde_json::from_str(item.get()).map_err(|e| parse_error(&e))?, at)?;
         }
         return Ok(());
     }
@@ -146,7 +182,7 @@ fn visit_document<E: From<ObjectsError>>(
     doc: Value,
     index: usize,
     path: &Path,
-    visit: &mut impl FnMut(Value) -> Result<(), E>,
+    visit: &mut impl FnMut(Value, Location<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let not_an_object = || ObjectsError::NotAnObject {
         path: path.into(),
@@ -163,13 +199,23 @@ fn visit_document<E: From<ObjectsError>>(
     };
     if kind.ends_with("List") && map.get("items").is_some_and(Value::is_array) {
         if let Some(Value::Array(items)) = map.remove("items") {
-            for item in items {
-                visit(item)?;
+            for (item, object) in items.into_iter().enumerate() {
+                let at = Location {
+                    path,
+                    document: index + 1,
+                    item: Some(item + 1),
+                };
+                visit(object, at)?;
             }
         }
         Ok(())
     } else {
-        visit(Value::Object(map))
+        let at = Location {
+            path,
+            document: index + 1,
+            item: None,
+        };
+        visit(Value::Object(map), at)
     }
 }
 

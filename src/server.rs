@@ -85,10 +85,24 @@ pub fn cert_config(args: &ServeArgs) -> CertConfig {
     config
 }
 
-/// Builds the in-memory state of standalone mode from `--objects`, one object at a time.
+/// Builds the in-memory state of standalone mode from `--objects`, one object at a time. Objects that
+/// do not decode as their kind are all reported at once (file, document, field path), and refused.
 pub fn load_view(paths: &[std::path::PathBuf]) -> anyhow::Result<MemoryView> {
     let mut view = MemoryView::default();
-    objects::for_each_object(paths, &mut |object| view.add(object).map_err(anyhow::Error::from))?;
+    let mut bad = Vec::new();
+    objects::for_each_located(paths, &mut |object, at| {
+        if let Err(e) = view.add(object) {
+            bad.push(format!("{at}: {e}"));
+        }
+        Ok::<(), objects::ObjectsError>(())
+    })?;
+    if !bad.is_empty() {
+        anyhow::bail!(
+            "{} object(s) cannot be decoded:\n  {}",
+            bad.len(),
+            bad.join("\n  ")
+        );
+    }
     Ok(view)
 }
 
@@ -106,17 +120,17 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
     let (state, store) = if standalone {
         let view = load_view(&args.objects)?;
         tracing::info!(
-            namespaces = view.namespaces.len(),
-            pods = view.pods.len(),
+            namespaces = view.kinds.namespaces.len(),
+            pods = view.kinds.pods.len(),
             "standalone: cluster state loaded from files"
         );
         let store = match args.cert_mode {
             CertMode::SelfSigned => CertStore::Dir(args.cert_dir.clone()),
             CertMode::External => CertStore::External(args.cert_dir.clone()),
         };
-        (StateSource::Memory(std::sync::RwLock::new(view)), store)
+        (StateSource::Memory(Box::new(std::sync::RwLock::new(view))), store)
     } else {
-        let (state, store, caches) = cluster_state(&args, &readiness, provided.client).await?;
+        let (state, store, caches) = cluster_state(&args, &readiness, &metrics, provided.client).await?;
         background.push(caches);
         (state, store)
     };
@@ -213,6 +227,7 @@ fn instance_name() -> String {
 async fn cluster_state(
     args: &ServeArgs,
     readiness: &Arc<Readiness>,
+    metrics: &Metrics,
     client: Option<kube::Client>,
 ) -> anyhow::Result<(StateSource, CertStore, tokio::task::JoinHandle<()>)> {
     let client = match client {
@@ -221,7 +236,7 @@ async fn cluster_state(
             "no cluster configuration (in-cluster or KUBECONFIG); use --objects to run standalone",
         )?,
     };
-    let cache = ClusterCache::start(&client, &args.namespace);
+    let cache = ClusterCache::start_counting(&client, &args.namespace, metrics.objects_skipped.clone());
     let identity = instance_name();
     let leading = LeaderElector::new(client.clone(), &args.namespace, "kruise-rs-leader", &identity).spawn();
     let synced = cache.clone();

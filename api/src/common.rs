@@ -132,6 +132,25 @@ pub(crate) fn no_default(schema: &mut Schema) {
     schema.remove("default");
 }
 
+/// Container schema transform that keeps `fields` required in the CRD although they decode to a
+/// default when absent, as Go's decoder does (objects stored by older OpenKruise versions or before
+/// defaulting lack them); OpenKruise's CRDs require them. `required` stays sorted, as schemars writes it.
+pub(crate) struct Required(pub &'static [&'static str]);
+
+impl schemars::transform::Transform for Required {
+    fn transform(&mut self, schema: &mut Schema) {
+        let mut names: Vec<String> = schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .map(|r| r.iter().filter_map(|n| n.as_str().map(String::from)).collect())
+            .unwrap_or_default();
+        names.extend(self.0.iter().map(|n| n.to_string()));
+        names.sort();
+        names.dedup();
+        schema.insert("required".into(), names.into());
+    }
+}
+
 /// Label on a pod workload's pods that records its lifecycle state.
 pub const LIFECYCLE_STATE_KEY: &str = "lifecycle.apps.kruise.io/state";
 /// Annotation that records when the lifecycle state last changed.
@@ -177,27 +196,40 @@ pub struct UpdatePriorityStrategy {
 /// One ordered-key priority term.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["orderedKey"]))]
 pub struct UpdatePriorityOrderTerm {
     /// Label key whose value (its last integer) orders the pods.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub ordered_key: String,
 }
 
 /// One weighted priority term.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["weight", "matchSelector"]))]
 pub struct UpdatePriorityWeightTerm {
     /// Weight (1-100) added for pods matching the selector.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub weight: i32,
     /// Pod label selector of this term.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub match_selector: LabelSelector,
 }
 
 /// Label key/value whose pods are spread out across update batches.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[schemars(transform = crate::common::Required(&["key", "value"]))]
 pub struct UpdateScatterTerm {
     /// Label key.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub key: String,
     /// Label value.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub value: String,
 }
 

@@ -33,7 +33,7 @@ pub const RECORDED_ENV: &[&str] = &[
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PodRecord {
     /// The pod's metadata, without `managedFields`.
-    #[serde(deserialize_with = "metadata_without_managed_fields")]
+    #[serde(default, deserialize_with = "metadata_without_managed_fields")]
     pub metadata: ObjectMeta,
     /// The recorded part of the spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,6 +63,7 @@ pub struct PodRecordSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerRecord {
     /// `name`.
+    #[serde(default)]
     pub name: String,
     /// `image`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -96,6 +97,7 @@ pub struct PodRecordStatus {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerStatusRecord {
     /// `name`.
+    #[serde(default)]
     pub name: String,
     /// `image`.
     #[serde(default)]

@@ -61,6 +61,16 @@ pub struct SidecarSetLabels {
     pub sidecarset: String,
 }
 
+/// Labels of `objects_skipped`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// The kind of the skipped object (`CloneSet`, `Pod`, …).
+    pub kind: String,
+}
+
+/// Objects the cluster cache skipped because they do not decode as their kind.
+pub type SkippedObjects = Family<KindLabels, Counter>;
+
 /// Every metric kruise-rs exports.
 pub struct Metrics {
     registry: Registry,
@@ -81,6 +91,8 @@ pub struct Metrics {
     pub pod_unavailable_budget: Family<BudgetLabels, Counter>,
     /// Pod admissions that skipped a selecting SidecarSet as invalid (the pod got a warning instead).
     pub sidecarset_skipped: Family<SidecarSetLabels, Counter>,
+    /// Objects the cluster cache skipped because they do not decode as their kind.
+    pub objects_skipped: SkippedObjects,
 }
 
 impl Default for Metrics {
@@ -141,6 +153,12 @@ impl Metrics {
             "Pod admissions that skipped a selecting SidecarSet because it is invalid",
             sidecarset_skipped.clone(),
         );
+        let objects_skipped = SkippedObjects::default();
+        registry.register(
+            "objects_skipped",
+            "Objects the cluster cache skipped because they do not decode as their kind",
+            objects_skipped.clone(),
+        );
         Metrics {
             registry,
             reviews,
@@ -151,6 +169,7 @@ impl Metrics {
             cert_errors,
             pod_unavailable_budget,
             sidecarset_skipped,
+            objects_skipped,
         }
     }
 

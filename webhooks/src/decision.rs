@@ -1,7 +1,6 @@
 //! What a webhook decides, as data: allowed or denied, a patch, warnings and status writes.
 
 use json_patch::PatchOperation;
-use serde_json::Value;
 
 use crate::review::{AdmissionRequest, AdmissionResponse, ResponseStatus, encode_patch};
 
@@ -34,29 +33,7 @@ impl From<Denial> for Decision {
     }
 }
 
-/// The object a status write targets.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct WriteTarget {
-    /// e.g. `policy.kruise.io/v1beta1`.
-    pub api_version: String,
-    /// e.g. `PodUnavailableBudget`.
-    pub kind: String,
-    /// e.g. `podunavailablebudgets`.
-    pub plural: String,
-    pub namespace: String,
-    pub name: String,
-}
-
-/// A status the decision depends on, computed from the object at `resource_version`. The caller writes it
-/// with that resourceVersion as a precondition (on 409 it refreshes the view and decides again) before it
-/// answers "allowed"; in dry run it writes nothing.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StatusWrite {
-    pub target: WriteTarget,
-    pub resource_version: Option<String>,
-    /// The complete new `.status`.
-    pub status: Value,
-}
+pub use kruise_core::{StatusWrite, WriteTarget};
 
 /// The object an [`AdmissionEvent`] is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

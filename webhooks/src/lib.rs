@@ -9,17 +9,19 @@ pub mod convert;
 pub mod crd;
 pub mod decision;
 pub mod deletion_protection;
-pub mod owner;
 pub mod patch;
 pub mod pod_mutate;
 pub mod pod_validate;
 pub mod registration;
 pub mod review;
 pub mod table;
-pub mod view;
+
+/// The cluster view and owner lookups live in `kruise-core`; re-exported under their old paths.
+pub use kruise_core::{owner, view};
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
 pub use kruise_core::{Settings, selector};
-pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
+pub use pod_validate::conflict_denial;
+pub use review::{AdmissionRequest, Operation, Review, ReviewError, ReviewResponse};
 pub use table::{REGISTRATIONS, Webhook};
 pub use view::{ClusterView, MemoryView};

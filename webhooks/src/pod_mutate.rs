@@ -86,6 +86,10 @@ fn early_answer(request: &AdmissionRequest) -> Option<Decision> {
             "pod CREATE without an object: there is no content to decode",
         ));
     };
+    // As OpenKruise's decoder: an object that is not a Pod is a bad request, with the field at fault.
+    if let Err(e) = kruise_core::decode::check::<k8s_openapi::api::core::v1::Pod>(object) {
+        return Some(Decision::bad_request(format!("object is not a valid Pod: {e}")));
+    }
     is_mirror_pod(object).then(Decision::allow)
 }
 

@@ -98,7 +98,7 @@ fn present(object: Option<&Value>) -> Option<&Value> {
 }
 
 fn decode_pod<T: DeserializeOwned>(object: &Value, field: &str) -> Result<T, String> {
-    serde_json::from_value(object.clone()).map_err(|e| format!("{field} is not a valid Pod: {e}"))
+    kruise_core::decode::typed(object.clone()).map_err(|e| format!("{field} is not a valid Pod: {e}"))
 }
 
 /// `dryRun` of a DeleteOptions / UpdateOptions object (absent: not a dry run). A present but malformed

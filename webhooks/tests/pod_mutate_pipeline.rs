@@ -234,3 +234,19 @@ fn the_request_namespace_is_used() {
     assert_eq!(out["metadata"]["annotations"]["pub.kruise.io/related-pub"], "pub");
     assert!(out["metadata"].get("namespace").is_none());
 }
+
+#[test]
+fn a_pod_that_does_not_decode_is_a_bad_request_naming_the_field() {
+    let mut review = review();
+    review.request.object.as_mut().unwrap()["spec"]["containers"] = json!("not a list");
+    let decision = pod_mutate::mutate(&review.request, &cluster(), &Settings::default());
+    let denial = decision.denial.expect("denied");
+    assert_eq!((denial.code, denial.reason.as_str()), (400, "BadRequest"));
+    assert!(
+        denial
+            .message
+            .starts_with("object is not a valid Pod: at spec.containers: invalid type"),
+        "{}",
+        denial.message
+    );
+}

@@ -152,5 +152,8 @@ fn index_builds_from_shared_sidecar_sets_and_skips_those_that_never_inject() {
         "spec": {"selector": {"matchLabels": {"a": "b"}}, "injectionStrategy": {"paused": true}}}),
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet", "metadata": {"name": "e"}, "spec": {"selector": {}}}),
     ]);
-    assert!(kruise_webhooks::ClusterView::sidecar_set_index(&paused).is_empty());
+    assert!(
+        kruise_core::derived::get::<kruise_webhooks::pod_mutate::sidecarset::SidecarSetIndex>(&paused)
+            .is_empty()
+    );
 }

@@ -93,6 +93,7 @@ pub struct TargetReference {
 /// Observed state of a PodUnavailableBudget.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["unavailableAllowed", "currentAvailable", "desiredAvailable", "totalReplicas"]))]
 pub struct PodUnavailableBudgetStatus {
     /// Generation last seen by the controller; the other fields are valid only when it is current.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
@@ -104,11 +105,19 @@ pub struct PodUnavailableBudgetStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_pods: Option<BTreeMap<String, Time>>,
     /// Number of further pod disruptions currently allowed.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub unavailable_allowed: i32,
     /// Pods currently available.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub current_available: i32,
     /// Minimum pods that must stay available.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub desired_available: i32,
     /// Pods counted by this budget.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub total_replicas: i32,
 }

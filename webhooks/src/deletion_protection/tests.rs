@@ -1,7 +1,5 @@
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim};
-use kruise_api::PodRecord;
 use serde_json::{Value, json};
 
 use kruise_core::feature_gates::Gate;
@@ -420,20 +418,20 @@ fn crd_cascading_without_its_gate_is_denied_as_openkruise_does() {
 struct Uncounted(MemoryView);
 
 impl ClusterView for Uncounted {
-    fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
-        self.0.namespace(name)
+    fn kinds(&self) -> kruise_core::view::Lookups<'_> {
+        self.0.kinds()
     }
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<PodRecord>> {
-        self.0.pod(namespace, name)
-    }
-    fn pods(&self, namespace: &str) -> Vec<Arc<PodRecord>> {
-        self.0.pods(namespace)
-    }
-    fn persistent_volume_claims(&self, namespace: &str) -> Vec<Arc<PersistentVolumeClaim>> {
-        self.0.persistent_volume_claims(namespace)
+    fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.0.object(group, kind, namespace, name)
     }
     fn custom_resource_count(&self, _group: &str, _kind: &str) -> Option<usize> {
         None
+    }
+    fn derived(&self) -> Option<&kruise_core::DerivedCache> {
+        None
+    }
+    fn own_namespace(&self) -> &str {
+        self.0.own_namespace()
     }
 }
 
@@ -455,25 +453,29 @@ fn crd_cascading_fails_closed_when_custom_resources_cannot_be_counted() {
 #[test]
 fn trait_default_counts_every_custom_resource() {
     /// Counts 2 custom resources, terminating or not.
-    struct Two;
+    struct Two(MemoryView);
     impl ClusterView for Two {
-        fn namespace(&self, _: &str) -> Option<Arc<Namespace>> {
+        fn kinds(&self) -> kruise_core::view::Lookups<'_> {
+            self.0.kinds()
+        }
+        fn object(&self, _: &str, _: &str, _: &str, _: &str) -> Option<Arc<Value>> {
             None
-        }
-        fn pod(&self, _: &str, _: &str) -> Option<Arc<PodRecord>> {
-            None
-        }
-        fn pods(&self, _: &str) -> Vec<Arc<PodRecord>> {
-            Vec::new()
-        }
-        fn persistent_volume_claims(&self, _: &str) -> Vec<Arc<PersistentVolumeClaim>> {
-            Vec::new()
         }
         fn custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
             ((group, kind) == ("example.com", "Foo")).then_some(2)
         }
+        fn derived(&self) -> Option<&kruise_core::DerivedCache> {
+            None
+        }
+        fn own_namespace(&self) -> &str {
+            "kruise-system"
+        }
     }
-    let got = outcome(&validate(&crd_delete("Cascading"), &Two, &on()));
+    let got = outcome(&validate(
+        &crd_delete("Cascading"),
+        &Two(MemoryView::default()),
+        &on(),
+    ));
     assert_eq!(got, cascading(" and active CRs 2>0"));
 }
 

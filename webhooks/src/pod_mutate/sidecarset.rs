@@ -80,7 +80,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
     if !resource.is_empty() && resource != "pods" || !is_active(pod) {
         return Ok(StepOutput::default());
     }
-    let index = context.view.sidecar_set_index();
+    let index = kruise_core::derived::get::<SidecarSetIndex>(context.view);
     if index.is_empty() {
         return Ok(StepOutput::default());
     }

@@ -277,36 +277,25 @@ pub fn run_case(case: &Case) {
     assert_eq!(decision.skipped_sidecar_sets, output.skipped_sidecar_sets);
 }
 
-/// A view whose SidecarSet index is rebuilt on every call (the trait's default), to compare with
+/// A view whose SidecarSet index is rebuilt on every call (no derived cache), to compare with
 /// `MemoryView`'s cached one.
 pub struct Uncached(pub MemoryView);
 
 impl ClusterView for Uncached {
-    fn namespace(&self, name: &str) -> Option<Arc<k8s_openapi::api::core::v1::Namespace>> {
-        self.0.namespace(name)
+    fn kinds(&self) -> kruise_core::view::Lookups<'_> {
+        self.0.kinds()
     }
-    fn pod(&self, namespace: &str, name: &str) -> Option<Arc<kruise_api::PodRecord>> {
-        self.0.pod(namespace, name)
-    }
-    fn pods(&self, namespace: &str) -> Vec<Arc<kruise_api::PodRecord>> {
-        self.0.pods(namespace)
-    }
-    fn persistent_volume_claims(
-        &self,
-        namespace: &str,
-    ) -> Vec<Arc<k8s_openapi::api::core::v1::PersistentVolumeClaim>> {
-        self.0.persistent_volume_claims(namespace)
+    fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.0.object(group, kind, namespace, name)
     }
     fn custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
         self.0.custom_resource_count(group, kind)
     }
-    fn sidecar_sets(&self) -> Vec<Arc<kruise_api::apps_v1beta1::SidecarSet>> {
-        self.0.sidecar_sets()
+    /// No cache: the SidecarSet index is built on every call.
+    fn derived(&self) -> Option<&kruise_core::DerivedCache> {
+        None
     }
-    fn controller_revisions(
-        &self,
-        namespace: &str,
-    ) -> Vec<Arc<k8s_openapi::api::apps::v1::ControllerRevision>> {
-        self.0.controller_revisions(namespace)
+    fn own_namespace(&self) -> &str {
+        self.0.own_namespace()
     }
 }

@@ -37,19 +37,30 @@ pub const CLONESET_AVAILABLE: &str = "CloneSetAvailable";
 /// Observed state of a CloneSet.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["replicas", "readyReplicas", "availableReplicas", "updatedReplicas", "updatedReadyReplicas"]))]
 pub struct CloneSetStatus {
     /// Generation last seen by the controller.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub observed_generation: i64,
     /// Pods created by the controller.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub replicas: i32,
     /// Pods that are ready.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub ready_replicas: i32,
     /// Pods ready for at least `minReadySeconds`.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub available_replicas: i32,
     /// Pods at the update revision.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub updated_replicas: i32,
     /// Pods at the update revision that are ready.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub updated_ready_replicas: i32,
     /// Pods at the update revision that are available.
     #[serde(default, skip_serializing_if = "is_zero_i32")]
@@ -86,14 +97,25 @@ string_enum! {
     }
 }
 
+/// Go's zero value: the empty string (a condition stored without a type).
+impl Default for CloneSetConditionType {
+    fn default() -> Self {
+        Self::Other(String::new())
+    }
+}
+
 /// A condition of a CloneSet.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["type", "status"]))]
 pub struct CloneSetCondition {
     /// Condition type.
-    #[serde(rename = "type")]
+    #[serde(default, rename = "type")]
+    #[schemars(transform = crate::common::no_default)]
     pub type_: CloneSetConditionType,
     /// `True`, `False` or `Unknown`.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub status: String,
     /// Last time the condition was updated.
     #[serde(default, skip_serializing_if = "Option::is_none")]

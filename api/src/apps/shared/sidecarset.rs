@@ -318,15 +318,22 @@ string_enum! {
 /// Observed state of a SidecarSet.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["matchedPods", "updatedPods", "readyPods"]))]
 pub struct SidecarSetStatus {
     /// Generation last seen by the controller.
     #[serde(default, skip_serializing_if = "is_zero_i64")]
     pub observed_generation: i64,
     /// Pods matched by the selector.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub matched_pods: i32,
     /// Matched pods running the latest sidecars.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub updated_pods: i32,
     /// Matched pods that are ready.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub ready_pods: i32,
     /// Matched pods that are updated and ready.
     #[serde(default, skip_serializing_if = "is_zero_i32")]

@@ -15,12 +15,19 @@ pub const SUBSET_SCHEDULABLE: &str = "Schedulable";
 /// The workload whose pods are spread.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["apiVersion", "kind", "name"]))]
 pub struct TargetReference {
     /// API version of the workload.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub api_version: String,
     /// Kind of the workload.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub kind: String,
     /// Name of the workload.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub name: String,
 }
 

@@ -97,6 +97,7 @@ use crate::serde_util::{is_false, is_zero_i32};
     )
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["template"]))]
 pub struct CloneSetSpec {
     /// Desired number of pods (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,6 +108,8 @@ pub struct CloneSetSpec {
     pub selector: Option<LabelSelector>,
     /// Template of the pods (schemaless in the CRD).
     #[schemars(schema_with = "crate::common::preserve_unknown_object")]
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub template: PodTemplateSpec,
     /// PVCs created per pod (schemaless in the CRD).
     #[serde(default, skip_serializing_if = "Option::is_none")]

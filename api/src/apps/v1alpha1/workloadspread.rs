@@ -38,6 +38,7 @@ use crate::serde_util::is_zero_i64;
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["subsets"]))]
 pub struct WorkloadSpreadSpec {
     /// The workload to spread.
     #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
@@ -47,6 +48,8 @@ pub struct WorkloadSpreadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_filter: Option<TargetFilter>,
     /// The subsets, in priority order.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub subsets: Vec<WorkloadSpreadSubset>,
     /// Scheduling strategy across subsets.
     #[serde(default)]
@@ -57,8 +60,11 @@ pub struct WorkloadSpreadSpec {
 /// One subset of a v1alpha1 WorkloadSpread.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["name"]))]
 pub struct WorkloadSpreadSubset {
     /// Unique name of the subset.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub name: String,
     /// Required node selector term of the subset (v1beta1: `requiredNodeSelector`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,14 +107,25 @@ string_enum! {
     }
 }
 
+/// Go's zero value: the empty string (a condition stored without a type).
+impl Default for WorkloadSpreadSubsetConditionType {
+    fn default() -> Self {
+        Self::Other(String::new())
+    }
+}
+
 /// A v1alpha1 subset condition.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["type", "status"]))]
 pub struct WorkloadSpreadSubsetCondition {
     /// Condition type.
-    #[serde(rename = "type")]
+    #[serde(default, rename = "type")]
+    #[schemars(transform = crate::common::no_default)]
     pub type_: WorkloadSpreadSubsetConditionType,
     /// `True`, `False` or `Unknown`.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub status: String,
     /// Last time the status changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -124,15 +141,22 @@ pub struct WorkloadSpreadSubsetCondition {
 /// Observed state of one subset.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["name", "replicas", "missingReplicas"]))]
 pub struct WorkloadSpreadSubsetStatus {
     /// Subset name.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub name: String,
     /// Active pods in the subset.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub replicas: i32,
     /// Subset conditions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<WorkloadSpreadSubsetCondition>>,
     /// Pods still missing to reach maxReplicas (-1: unlimited).
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub missing_replicas: i32,
     /// Pods assigned by the webhook but not yet seen by the controller, with the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

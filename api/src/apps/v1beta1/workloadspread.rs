@@ -36,6 +36,7 @@ use crate::serde_util::is_zero_i64;
     printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["subsets"]))]
 pub struct WorkloadSpreadSpec {
     /// The workload to spread.
     #[serde(rename = "targetRef", skip_serializing_if = "Option::is_none")]
@@ -45,6 +46,8 @@ pub struct WorkloadSpreadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_filter: Option<TargetFilter>,
     /// The subsets, in priority order.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub subsets: Vec<WorkloadSpreadSubset>,
     /// Scheduling strategy across subsets.
     #[serde(default)]
@@ -55,8 +58,11 @@ pub struct WorkloadSpreadSpec {
 /// One subset of a v1beta1 WorkloadSpread.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["name"]))]
 pub struct WorkloadSpreadSubset {
     /// Unique name of the subset.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub name: String,
     /// Required node selector term of the subset (v1alpha1: `requiredNodeSelectorTerm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,16 +100,23 @@ pub struct WorkloadSpreadStatus {
 /// Observed state of one subset.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["name", "replicas", "missingReplicas"]))]
 pub struct WorkloadSpreadSubsetStatus {
     /// Subset name.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub name: String,
     /// Active pods in the subset.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub replicas: i32,
     /// Subset conditions (standard Kubernetes conditions, keyed by type).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Option<Vec<Condition>>,
     /// Pods still missing to reach maxReplicas (-1: unlimited).
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
     pub missing_replicas: i32,
     /// Pods assigned by the webhook but not yet seen by the controller, with the time.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -137,15 +137,21 @@ impl Bucket {
 
 /// Every SidecarSet that may inject, prepared and indexed for pod admission (see the module docs).
 ///
-/// Cheap to share (`Arc`) and immutable: a cluster cache builds a new one from its `Vec<Arc<SidecarSet>>`
-/// when a SidecarSet is added, changed or deleted and swaps it in; [`MemoryView`](crate::MemoryView) keeps
-/// one and rebuilds it lazily after a change.
+/// Cheap to share (`Arc`) and immutable: views keep one as an index derived from the SidecarSets
+/// ([`kruise_core::derived`]) and rebuild it on first use after a SidecarSet is added, changed or deleted.
 #[derive(Debug, Default)]
 pub struct SidecarSetIndex {
     entries: Vec<Entry>,
     by_namespace: HashMap<String, Bucket>,
     cluster: Bucket,
     revision_namespace: String,
+}
+
+impl kruise_core::Derived for SidecarSetIndex {
+    type From = SidecarSet;
+    fn derive(sidecar_sets: Vec<Arc<SidecarSet>>, own_namespace: &str) -> Self {
+        SidecarSetIndex::build_in(sidecar_sets, own_namespace)
+    }
 }
 
 impl SidecarSetIndex {

@@ -1,0 +1,300 @@
+//! [`MemoryView`]: cluster state held in memory, the view of `kruise admit` and standalone `kruise serve`.
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use serde_json::Value;
+
+use super::{
+    ClusterView, Lookup, Lookups,
+    status::{StatusWrite, WriteError, replace_status, replace_typed_status},
+};
+use crate::{
+    decode::{self, DecodeError},
+    derived::DerivedCache,
+    kinds::{Backend, ForKindMut, Kind, Kinds, Registered},
+};
+
+/// Objects of one type keyed by (namespace, name); cluster-scoped objects use an empty namespace.
+#[derive(Debug)]
+pub struct ObjectMap<K> {
+    objects: BTreeMap<(String, String), Arc<K>>,
+    /// Bumped by every change.
+    generation: u64,
+}
+
+impl<K> Default for ObjectMap<K> {
+    fn default() -> Self {
+        ObjectMap {
+            objects: BTreeMap::new(),
+            generation: 0,
+        }
+    }
+}
+
+impl<K> Clone for ObjectMap<K> {
+    fn clone(&self) -> Self {
+        ObjectMap {
+            objects: self.objects.clone(),
+            generation: self.generation,
+        }
+    }
+}
+
+impl<K> ObjectMap<K> {
+    /// Inserts or replaces an object.
+    pub fn insert(&mut self, namespace: &str, name: &str, object: K) {
+        self.objects
+            .insert((namespace.to_string(), name.to_string()), Arc::new(object));
+        self.generation += 1;
+    }
+
+    /// Removes an object.
+    pub fn remove(&mut self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.generation += 1;
+        self.objects.remove(&(namespace.to_string(), name.to_string()))
+    }
+
+    /// One object.
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.objects
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// Every object of a namespace, in name order.
+    pub fn in_namespace(&self, namespace: &str) -> Vec<Arc<K>> {
+        self.objects
+            .range((namespace.to_string(), String::new())..)
+            .take_while(|((ns, _), _)| ns == namespace)
+            .map(|(_, o)| o.clone())
+            .collect()
+    }
+
+    /// Every object.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<K>> {
+        self.objects.values()
+    }
+
+    /// Number of objects.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+impl<K: Send + Sync> Lookup<K> for ObjectMap<K> {
+    fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        ObjectMap::get(self, namespace, name)
+    }
+    fn list(&self, namespace: Option<&str>) -> Vec<Arc<K>> {
+        match namespace {
+            Some(namespace) => self.in_namespace(namespace),
+            None => self.all().cloned().collect(),
+        }
+    }
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+/// The in-memory backend: an [`ObjectMap`] per kind.
+#[derive(Debug)]
+pub struct InMemory;
+
+impl Backend for InMemory {
+    type Store<K: Kind> = ObjectMap<K>;
+}
+
+/// An in-memory cluster state: the view of `kruise admit` and of standalone `kruise serve`.
+#[derive(Clone, Debug)]
+pub struct MemoryView {
+    /// The objects of every registered kind.
+    pub kinds: Kinds<InMemory>,
+    /// Objects of every other kind, raw, keyed by "group/Kind" (so custom resources can be counted).
+    pub others: BTreeMap<String, ObjectMap<Value>>,
+    /// Where SidecarSet revisions are looked up.
+    pub own_namespace: String,
+    derived: DerivedCache,
+}
+
+/// The namespace OpenKruise is installed in by default.
+pub const DEFAULT_NAMESPACE: &str = "kruise-system";
+
+impl Default for MemoryView {
+    fn default() -> Self {
+        MemoryView {
+            kinds: Kinds::default(),
+            others: BTreeMap::new(),
+            own_namespace: DEFAULT_NAMESPACE.to_string(),
+            derived: DerivedCache::default(),
+        }
+    }
+}
+
+/// Why an object could not be added to a [`MemoryView`].
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error("object has no kind")]
+    MissingKind,
+    #[error("{kind} has no metadata.name")]
+    MissingName { kind: String },
+    #[error("{kind} {name} is not a valid {kind}: {source}")]
+    Invalid {
+        kind: String,
+        name: String,
+        #[source]
+        source: DecodeError,
+    },
+}
+
+fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+/// Decodes an object as its registered kind and stores it.
+struct Add<'a> {
+    object: Value,
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl ForKindMut<InMemory> for Add<'_> {
+    type Output = Result<(), DecodeError>;
+    fn call<K: Registered>(self, store: &mut ObjectMap<K>) -> Self::Output {
+        let mut object = self.object;
+        decode::strip_managed_fields(&mut object);
+        let namespace = if K::NAMESPACED { self.namespace } else { "" };
+        store.insert(namespace, self.name, K::decode(object)?);
+        Ok(())
+    }
+}
+
+/// Applies a status write to a registered kind.
+struct ApplyStatus<'a>(&'a StatusWrite);
+
+impl ForKindMut<InMemory> for ApplyStatus<'_> {
+    type Output = Result<(), WriteError>;
+    fn call<K: Registered>(self, store: &mut ObjectMap<K>) -> Self::Output {
+        let (write, t) = (self.0, &self.0.target);
+        if !K::HAS_STATUS {
+            return Err(WriteError::NoStatus { kind: t.kind.clone() });
+        }
+        let namespace = if K::NAMESPACED { t.namespace.as_str() } else { "" };
+        let current = store
+            .get(namespace, &t.name)
+            .ok_or_else(|| WriteError::not_found(write))?;
+        let updated = replace_typed_status(&*current, write)?;
+        store.insert(namespace, &t.name, updated);
+        Ok(())
+    }
+}
+
+impl MemoryView {
+    /// Adds one object (any kind). Registered kinds are decoded into their types (older versions
+    /// converted); any other kind is kept raw.
+    pub fn add(&mut self, object: Value) -> Result<(), ViewError> {
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or(ViewError::MissingKind)?
+            .to_string();
+        let api_version = object
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let meta = object.get("metadata");
+        let name = meta
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| ViewError::MissingName { kind: kind.clone() })?
+            .to_string();
+        let namespace = meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let group = group_of(&api_version);
+        let add = Add {
+            object,
+            namespace: &namespace,
+            name: &name,
+        };
+        // `with_kind_mut` consumes `add` only when the kind is registered; keep the object otherwise.
+        if crate::kinds::registered(group, &kind) {
+            return self
+                .kinds
+                .with_kind_mut(group, &kind, add)
+                .unwrap_or(Ok(()))
+                .map_err(|source| ViewError::Invalid { kind, name, source });
+        }
+        self.others
+            .entry(format!("{group}/{kind}"))
+            .or_default()
+            .insert(&namespace, &name, add.object);
+        Ok(())
+    }
+
+    /// Applies a status write as the apiserver would: the stored object must still be at the write's
+    /// resourceVersion (else [`WriteError::Conflict`]); its `.status` is replaced and its resourceVersion
+    /// bumped.
+    pub fn apply_status(&mut self, write: &StatusWrite) -> Result<(), WriteError> {
+        let t = &write.target;
+        let group = group_of(&t.api_version);
+        if let Some(result) = self.kinds.with_kind_mut(group, &t.kind, ApplyStatus(write)) {
+            return result;
+        }
+        let map = self
+            .others
+            .get_mut(&format!("{group}/{}", t.kind))
+            .ok_or_else(|| WriteError::not_found(write))?;
+        let current = map
+            .get(&t.namespace, &t.name)
+            .ok_or_else(|| WriteError::not_found(write))?;
+        let updated = replace_status((*current).clone(), write)?;
+        map.insert(&t.namespace, &t.name, updated);
+        Ok(())
+    }
+
+    /// Raw objects of a kind that is not registered.
+    pub fn others_of(&self, group: &str, kind: &str) -> Option<&ObjectMap<Value>> {
+        self.others.get(&format!("{group}/{kind}"))
+    }
+}
+
+impl ClusterView for MemoryView {
+    fn kinds(&self) -> Lookups<'_> {
+        self.kinds.lookups()
+    }
+
+    fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.others_of(group, kind)?.get(namespace, name)
+    }
+
+    fn custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
+        Some(self.others_of(group, kind).map_or(0, ObjectMap::len))
+    }
+
+    fn active_custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
+        let terminating = |o: &Value| {
+            o.pointer("/metadata/deletionTimestamp")
+                .is_some_and(|t| !t.is_null())
+        };
+        Some(
+            self.others_of(group, kind)
+                .map_or(0, |m| m.all().filter(|o| !terminating(o)).count()),
+        )
+    }
+
+    fn derived(&self) -> Option<&DerivedCache> {
+        Some(&self.derived)
+    }
+
+    fn own_namespace(&self) -> &str {
+        &self.own_namespace
+    }
+}

@@ -1,0 +1,109 @@
+//! Tests of the in-memory view: storing, status writes, lenient decoding.
+
+use serde_json::json;
+
+use super::*;
+use crate::MemoryView;
+
+#[test]
+fn typed_and_raw_objects_are_indexed() {
+    let mut view = MemoryView::default();
+    view.add(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}))
+        .unwrap();
+    for (ns, name) in [("a", "p1"), ("a", "p2"), ("ab", "p3")] {
+        view.add(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}}))
+            .unwrap();
+    }
+    view.add(json!({"apiVersion": "example.com/v1", "kind": "Foo", "metadata": {"name": "f"}}))
+        .unwrap();
+    view.add(
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"zone": "a"}}}),
+    )
+    .unwrap();
+    assert!(view.namespace("a").is_some());
+    assert_eq!(
+        view.node("n1").unwrap().metadata.labels.as_ref().unwrap()["zone"],
+        "a"
+    );
+    assert!(view.node("n2").is_none());
+    assert_eq!(view.pods("a").len(), 2);
+    assert_eq!(view.pods("ab").len(), 1);
+    assert_eq!(view.custom_resource_count("example.com", "Foo"), Some(1));
+    assert_eq!(view.custom_resource_count("example.com", "Bar"), Some(0));
+}
+
+#[test]
+fn invalid_objects_are_named_in_the_error() {
+    let mut view = MemoryView::default();
+    let err = view
+        .add(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": 3}}))
+        .unwrap_err();
+    assert!(err.to_string().starts_with("Pod p is not a valid Pod"), "{err}");
+    assert!(matches!(
+        view.add(json!({"kind": "Pod"})),
+        Err(ViewError::MissingName { .. })
+    ));
+}
+
+fn budget_view() -> MemoryView {
+    let mut view = MemoryView::default();
+    view.add(
+        json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+        "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "7"},
+        "spec": {"maxUnavailable": 1}, "status": {"unavailableAllowed": 1, "desiredAvailable": 2, "currentAvailable": 3, "totalReplicas": 3}}),
+    )
+    .unwrap();
+    view
+}
+
+fn budget_write(resource_version: Option<&str>, allowed: i32) -> StatusWrite {
+    StatusWrite {
+        target: WriteTarget {
+            api_version: "policy.kruise.io/v1beta1".into(),
+            kind: "PodUnavailableBudget".into(),
+            plural: "podunavailablebudgets".into(),
+            namespace: "shop".into(),
+            name: "web".into(),
+        },
+        resource_version: resource_version.map(String::from),
+        status: json!({"unavailableAllowed": allowed, "desiredAvailable": 2, "currentAvailable": 3,
+            "totalReplicas": 3}),
+    }
+}
+
+#[test]
+fn kruise_objects_of_either_version_are_stored_as_v1beta1() {
+    let view = budget_view();
+    let pubs = view.pod_unavailable_budgets("shop");
+    assert_eq!(pubs.len(), 1);
+    assert_eq!(pubs[0].metadata.name.as_deref(), Some("web"));
+}
+
+#[test]
+fn a_status_write_replaces_status_and_bumps_the_resource_version() {
+    let mut view = budget_view();
+    view.apply_status(&budget_write(Some("7"), 0)).unwrap();
+    let stored = serde_json::to_value(&*view.pod_unavailable_budgets("shop")[0]).unwrap();
+    assert_eq!(stored["status"]["unavailableAllowed"], 0);
+    assert_eq!(stored["metadata"]["resourceVersion"], "8");
+    assert_eq!(stored["spec"]["maxUnavailable"], 1, "spec untouched");
+}
+
+#[test]
+fn a_stale_or_misdirected_write_changes_nothing() {
+    let mut view = budget_view();
+    view.apply_status(&budget_write(Some("7"), 0)).unwrap();
+    let err = view.apply_status(&budget_write(Some("7"), 5)).unwrap_err();
+    assert!(matches!(err, WriteError::Conflict { .. }), "{err}");
+    let stored = serde_json::to_value(&*view.pod_unavailable_budgets("shop")[0]).unwrap();
+    assert_eq!(stored["status"]["unavailableAllowed"], 0);
+    let mut missing = budget_write(None, 0);
+    missing.target.name = "gone".into();
+    assert!(matches!(
+        view.apply_status(&missing),
+        Err(WriteError::NotFound { .. })
+    ));
+    let mut bad = budget_write(None, 0);
+    bad.status = json!({"unavailableAllowed": "lots"});
+    assert!(matches!(view.apply_status(&bad), Err(WriteError::Invalid { .. })));
+}
