@@ -18,11 +18,15 @@
 pub mod admission;
 pub mod api;
 pub mod apply;
+pub mod conversion;
+pub mod crd;
 pub mod defaults;
 pub mod delete;
 pub mod deployment;
 pub mod discovery;
+pub mod disruption;
 pub mod error;
+pub mod events;
 pub mod gc;
 pub mod handlers;
 pub mod kinds;
@@ -39,6 +43,7 @@ pub mod resources;
 pub mod routes;
 pub mod scale;
 pub mod scheduler;
+pub mod schema;
 pub mod selectors;
 pub mod simulation;
 pub mod store;
@@ -133,6 +138,7 @@ impl Playground {
         }));
         let mut api = Api::new(options.history_limit, hooks);
         api.bookmark_interval = options.bookmark_interval;
+        api.webhook_address = options.webhook_address;
         let api = Arc::new(api);
         let handle = axum_server::Handle::new();
         let config = axum_server::tls_rustls::RustlsConfig::from_config(rustls);
@@ -144,7 +150,13 @@ impl Playground {
             }
         });
         let addr = handle.listening().await.ok_or(StartError::NotListening)?;
-        let controllers = tokio::spawn(gc::run(api.clone(), options.pod_termination_delay));
+        let (gc, disruption) = (
+            gc::run(api.clone(), options.pod_termination_delay),
+            disruption::run(api.clone()),
+        );
+        let controllers = tokio::spawn(async move {
+            tokio::join!(gc, disruption);
+        });
         let simulation = (options.nodes > 0).then(|| {
             let kubelet = kubelet::Kubelet::new(options.kubelet_delay);
             tokio::spawn(simulation::run(api.clone(), options.nodes, kubelet))

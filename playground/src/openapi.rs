@@ -1,9 +1,10 @@
 //! A minimal OpenAPI v3 surface, enough for kubectl: `/openapi/v3` lists every served group
 //! version, and each group version's document declares, for every kind, a PATCH operation tagged
 //! `x-kubernetes-group-version-kind` accepting the `fieldValidation` query parameter. kubectl
-//! then leaves validation to the server (which accepts and ignores `fieldValidation`) instead of
-//! failing to download schemas. No schemas are published: kubectl computes strategic merge
-//! patches from its compiled-in types, and JSON merge patches for custom resources.
+//! then leaves validation to the server (which applies `fieldValidation` to custom resources)
+//! instead of validating on the client. Custom resources' schemas are published under
+//! `components.schemas` (what `kubectl explain` reads); built-in kinds have none: kubectl
+//! computes strategic merge patches from its compiled-in types.
 //! `/openapi/v2` is not served (404).
 
 use serde_json::{Map, Value, json};
@@ -73,10 +74,36 @@ pub fn group_version(api: &Api, path: &str) -> Result<Value, ApiError> {
         });
         paths.insert(url, json!({"patch": op}));
     }
+    let mut schemas = Map::new();
+    for d in &defs {
+        if let Some(schema) = d.crd.as_deref().and_then(|c| c.schema.as_ref()) {
+            schemas.insert(schema_name(&d.group, &d.version, &d.kind), kind_schema(d, schema));
+        }
+    }
     Ok(json!({
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": schemas},
     }))
+}
+
+/// kube-apiserver's name of a kind's schema: the group reversed, version, kind
+/// (`io.kruise.apps.v1beta1.CloneSet`).
+fn schema_name(group: &str, version: &str, kind: &str) -> String {
+    let mut parts: Vec<&str> = group.split('.').collect();
+    parts.reverse();
+    format!("{}.{version}.{kind}", parts.join("."))
+}
+
+/// A custom resource's schema as apiextensions-apiserver publishes it (`pkg/controller/openapi/builder`):
+/// the CRD's `openAPIV3Schema` with the standard `apiVersion`, `kind` and `metadata` and the
+/// `x-kubernetes-group-version-kind` that `kubectl explain` looks up.
+fn kind_schema(d: &crate::resources::ResourceDef, schema: &Value) -> Value {
+    let mut s = schema.clone();
+    s["properties"]["apiVersion"] = json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"});
+    s["properties"]["kind"] = json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"});
+    s["properties"]["metadata"] = json!({"type": "object", "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"});
+    s["x-kubernetes-group-version-kind"] = json!([{"group": d.group, "version": d.version, "kind": d.kind}]);
+    s
 }

@@ -218,8 +218,8 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
             let watching = req.query.get("watch").is_some_and(|w| w == "true" || w == "1");
             match (&req.method, &p.name) {
                 (&Method::GET, None) if watching => watch::serve(api.clone(), def, p, req),
-                (&Method::GET, None) => handlers::list(api, &def, &p, &req),
-                (&Method::GET, Some(_)) => handlers::get(api, &def, &p, &req),
+                (&Method::GET, None) => handlers::list(api, &def, &p, &req).await,
+                (&Method::GET, Some(_)) => handlers::get(api, &def, &p, &req).await,
                 (&Method::POST, None) => handlers::create(api, &def, &p, &req).await,
                 (&Method::POST, Some(_)) if p.subresource.is_some() => {
                     handlers::create_sub(api, &def, &p, &req).await
