@@ -5,7 +5,9 @@
 //! instead of validating on the client. Custom resources' schemas are published under
 //! `components.schemas` (what `kubectl explain` reads); built-in kinds have none: kubectl
 //! computes strategic merge patches from its compiled-in types.
-//! `/openapi/v2` is not served (404).
+//! `/openapi/v2` is a Swagger 2.0 document without definitions (protobuf when asked for, as
+//! client-go's discovery asks): kubectl's client-side validation, which it uses for `kind: List`
+//! files whatever the server supports, skips kinds the document does not define.
 
 use serde_json::{Map, Value, json};
 
@@ -18,6 +20,26 @@ fn gv_path(group: &str, version: &str) -> String {
     } else {
         format!("apis/{group}/{version}")
     }
+}
+
+const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// `/openapi/v2`: `{"swagger": "2.0"}`, in gnostic's protobuf encoding (field 1, `swagger`) when
+/// the client accepts it.
+pub fn v2(req: &crate::routes::Request) -> axum::response::Response {
+    use axum::{http::header, response::IntoResponse as _};
+    let accept = req
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if accept.contains("protobuf") {
+        let body: &[u8] = b"\x0a\x032.0";
+        return ([(header::CONTENT_TYPE, V2_PROTOBUF)], body).into_response();
+    }
+    let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "paths": {}, "definitions": {}});
+    crate::routes::json_response(axum::http::StatusCode::OK, &doc)
 }
 
 /// `/openapi/v3`: the group-version index.
@@ -73,6 +95,16 @@ pub fn group_version(api: &Api, path: &str) -> Result<Value, ApiError> {
             "x-kubernetes-group-version-kind": {"group": d.group, "version": d.version, "kind": d.kind},
         });
         paths.insert(url, json!({"patch": op}));
+    }
+    if path == "api/v1" {
+        // A `kind: List` file: kubectl asks whether `v1 List` takes `fieldValidation` before
+        // falling back to client-side validation (which needs `/openapi/v2`); the server
+        // validates the items, so say it does.
+        let op = json!({"operationId": "patchList", "parameters": [
+                {"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": "List"}});
+        paths.insert("/api/v1/lists/{name}".into(), json!({"patch": op}));
     }
     let mut schemas = Map::new();
     for d in &defs {

@@ -184,6 +184,7 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
         "/version" | "/version/" => return Ok(json_response(StatusCode::OK, &discovery::version())),
         "/healthz" | "/livez" | "/readyz" => return Ok((StatusCode::OK, "ok").into_response()),
         "/openapi/v3" | "/openapi/v3/" => return Ok(json_response(StatusCode::OK, &openapi::root(api))),
+        "/openapi/v2" | "/openapi/v2/" => return Ok(openapi::v2(&req)),
         _ => {}
     }
     if let Some(gv) = path.strip_prefix("/openapi/v3/") {

@@ -228,8 +228,12 @@ fn number(schema: &Value, v: &Value, shown: &str, path: &str, out: &mut Vec<Fiel
     }
 }
 
+/// A bound as Go's `%v` prints a float64 (`1`, not `1.0`).
 fn num(v: &Value) -> String {
-    v.to_string()
+    match v.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        _ => v.to_string(),
+    }
 }
 
 fn array(schema: &Value, items: &[Value], v: &Value, shown: &str, path: &str, out: &mut Vec<FieldError>) {
