@@ -14,7 +14,7 @@ use std::{
     process::ExitCode,
 };
 
-use kruise_webhooks::{Settings, Webhook, patch};
+use kruise_webhooks::{Webhook, patch};
 use serde_json::{Value, json};
 
 use crate::{
@@ -34,11 +34,7 @@ pub async fn run(args: &AdmitArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let settings = Settings {
-        deletion_protection: !args.disable_deletion_protection,
-        ..Settings::default()
-    };
-    let admission = Admission::in_memory(view, settings);
+    let admission = Admission::in_memory(view, args.settings());
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let code = match (&args.webhook, &args.filename) {

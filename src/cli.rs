@@ -3,6 +3,7 @@
 use std::{net::SocketAddr, path::PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use kruise_core::{FeatureGates, Settings, feature_gates::Gate};
 
 /// OpenKruise-compatible admission webhooks and controllers.
 #[derive(Debug, Parser)]
@@ -109,6 +110,20 @@ pub struct ServeArgs {
     /// Enable `Cascading` deletion protection of CustomResourceDefinitions.
     #[arg(long)]
     pub enable_crd_cascading_protection: bool,
+    /// OpenKruise feature gates, `Name=true,Other=false` (see docs/feature-gates.md).
+    #[arg(long, value_name = "GATE=BOOL,...", value_parser = FeatureGates::parse)]
+    pub feature_gates: Option<FeatureGates>,
+}
+
+impl ServeArgs {
+    /// The switches: `--feature-gates`, then the older flags that override their gates.
+    pub fn settings(&self) -> Settings {
+        settings(
+            self.feature_gates,
+            self.disable_deletion_protection,
+            self.enable_crd_cascading_protection,
+        )
+    }
 }
 
 /// `kruise admit`.
@@ -129,4 +144,27 @@ pub struct AdmitArgs {
     /// Turn off deletion protection.
     #[arg(long)]
     pub disable_deletion_protection: bool,
+    /// OpenKruise feature gates, `Name=true,Other=false` (see docs/feature-gates.md).
+    #[arg(long, value_name = "GATE=BOOL,...", value_parser = FeatureGates::parse)]
+    pub feature_gates: Option<FeatureGates>,
+}
+
+impl AdmitArgs {
+    /// The switches: `--feature-gates`, then `--disable-deletion-protection`.
+    pub fn settings(&self) -> Settings {
+        settings(self.feature_gates, self.disable_deletion_protection, false)
+    }
+}
+
+/// Settings from the gates; `--disable-deletion-protection` turns ResourcesDeletionProtection off
+/// and `--enable-crd-cascading-protection` turns DeletionProtectionForCRDCascadingGate on.
+fn settings(gates: Option<FeatureGates>, disable_deletion_protection: bool, crd_cascading: bool) -> Settings {
+    let mut settings = Settings::new(gates.unwrap_or_default());
+    if disable_deletion_protection {
+        settings = settings.with(Gate::ResourcesDeletionProtection, false);
+    }
+    if crd_cascading {
+        settings = settings.with(Gate::DeletionProtectionForCRDCascadingGate, true);
+    }
+    settings
 }

@@ -70,10 +70,7 @@ impl Default for Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             nodes: 3,
             kubelet_delay: Duration::from_millis(100),
-            settings: Settings {
-                deletion_protection: true,
-                crd_cascading_protection: false,
-            },
+            settings: Settings::default(),
             external_webhook: None,
         }
     }

@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use axum::{Router, http::StatusCode, response::IntoResponse, routing::get};
 use axum_server::{Handle, accept::NoDelayAcceptor, tls_rustls::RustlsAcceptor};
 use kruise_certs::CertConfig;
-use kruise_webhooks::{MemoryView, Settings};
+use kruise_webhooks::MemoryView;
 use time::OffsetDateTime;
 
 use crate::{
@@ -77,14 +77,6 @@ pub struct Provided {
     pub listener: Option<std::net::TcpListener>,
 }
 
-/// The webhook switches from the command line.
-pub fn settings(args: &ServeArgs) -> Settings {
-    Settings {
-        deletion_protection: !args.disable_deletion_protection,
-        crd_cascading_protection: args.enable_crd_cascading_protection,
-    }
-}
-
 /// Certificate parameters from the command line.
 pub fn cert_config(args: &ServeArgs) -> CertConfig {
     let mut config = CertConfig::for_service(&args.service_name, &args.namespace);
@@ -130,7 +122,7 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
     };
     let admission = Admission {
         state,
-        settings: settings(&args),
+        settings: args.settings(),
     };
     let certs = Arc::new(CertManager::new(
         cert_config(&args),

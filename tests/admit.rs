@@ -254,3 +254,55 @@ fn a_budget_is_spent_once_and_dry_runs_spend_nothing() {
         "podunavailablebudget.policy.kruise.io \"web\" is forbidden: pub unavailable allowed is negative"
     );
 }
+
+#[test]
+fn feature_gates_switch_deletion_protection_and_unknown_gates_are_refused() {
+    let input = common::review("delete-namespace-shop.json");
+    let args = |gates: &'static str| {
+        [
+            "--webhook",
+            "/validate-namespace",
+            "--objects",
+            "examples/cluster",
+            "--feature-gates",
+            gates,
+        ]
+    };
+    let on = admit(&args("ResourcesDeletionProtection=true"), &input);
+    assert_eq!(lines(&on)[0]["response"]["allowed"], false);
+    let off = admit(
+        &args(" ResourcesDeletionProtection = false ,CloneSetPartitionRollback=true"),
+        &input,
+    );
+    assert_eq!(
+        off.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
+    assert_eq!(lines(&off)[0]["response"]["allowed"], true);
+
+    let unknown = admit(&args("ResourcesDeletionProtection=true,NoSuchGate=true"), &input);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(unknown.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.contains("unrecognized feature gate: NoSuchGate"),
+        "{stderr}"
+    );
+    let not_bool = admit(&args("PodWebhook=yes"), &input);
+    assert_eq!(not_bool.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&not_bool.stderr).contains("invalid value of PodWebhook=yes"));
+}
+
+#[test]
+fn serve_refuses_an_unknown_feature_gate_before_starting() {
+    let out = Command::new(env!("CARGO_BIN_EXE_kruise"))
+        .args(["serve", "--port", "0", "--feature-gates", "Bogus=true"])
+        .current_dir(common::repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("unrecognized feature gate: Bogus"), "{stderr}");
+}

@@ -3,6 +3,7 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps_v1beta1::{CloneSet, DEFAULT_CLONESET_MAX_UNAVAILABLE};
+use kruise_core::intstr::{self, Round};
 
 /// An int-or-percent value that cannot be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -14,29 +15,24 @@ pub struct InvalidIntOrPercent {
     pub value: String,
 }
 
-/// Resolves an int-or-percent against `total` (Kubernetes' `GetValueFromIntOrPercent`): an int is taken
-/// as is; `"N%"` is `N * total / 100`, rounded up or down.
+/// Resolves an int-or-percent against `total`, rounded up or down: apimachinery's
+/// `intstr.GetScaledValueFromIntOrPercent` (a string must be `N%`).
 pub fn scaled(
     value: &IntOrString,
     total: i32,
     round_up: bool,
     field: &'static str,
 ) -> Result<i64, InvalidIntOrPercent> {
-    match value {
-        IntOrString::Int(i) => Ok(i64::from(*i)),
-        IntOrString::String(s) => {
-            let err = || InvalidIntOrPercent {
-                field,
-                value: s.clone(),
-            };
-            let percent: i64 = s.strip_suffix('%').ok_or_else(err)?.parse().map_err(|_| err())?;
-            let product = percent * i64::from(total);
-            Ok(if round_up {
-                product.div_euclid(100) + i64::from(product.rem_euclid(100) != 0)
-            } else {
-                product.div_euclid(100)
-            })
-        }
+    intstr::scaled(value, i64::from(total), Round::up_if(round_up)).map_err(|_| invalid(value, field))
+}
+
+fn invalid(value: &IntOrString, field: &'static str) -> InvalidIntOrPercent {
+    InvalidIntOrPercent {
+        field,
+        value: match value {
+            IntOrString::Int(i) => i.to_string(),
+            IntOrString::String(s) => s.clone(),
+        },
     }
 }
 
@@ -49,12 +45,9 @@ pub fn partition_replicas(
 ) -> Result<i64, InvalidIntOrPercent> {
     let Some(partition) = partition else { return Ok(0) };
     let replicas_i = i64::from(replicas);
-    let mut value = scaled(
-        partition,
-        replicas,
-        true,
-        "updateStrategy.rollingUpdate.partition",
-    )?;
+    // OpenKruise's own `util.GetScaledValueFromIntOrPercent`: the percentage may be a fraction.
+    let mut value = intstr::kruise_scaled(partition, replicas_i, Round::Up)
+        .map_err(|_| invalid(partition, "updateStrategy.rollingUpdate.partition"))?;
     if replicas > 1 && value == replicas_i && matches!(partition, IntOrString::String(s) if s != "100%") {
         value = replicas_i - 1;
     }

@@ -81,6 +81,8 @@ fn partition_resolution() {
         ("a percent rounds up", s("30%"), 5, 2),
         ("99% of 4 keeps one pod to update", s("99%"), 4, 3),
         ("90% of 10 is 9", s("90%"), 10, 9),
+        ("a fractional percent is OpenKruise's float", s("12.5%"), 8, 1),
+        ("12.5% of 9 rounds up", s("12.5%"), 9, 2),
         ("100% keeps every pod", s("100%"), 4, 4),
         ("a percent with one replica keeps it", s("99%"), 1, 1),
         (

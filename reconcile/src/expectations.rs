@@ -1,4 +1,5 @@
-//! Expectations (spec §B.12): writes the controller made that its cache has not shown yet. While any is
+//! Expectations (docs/cloneset-controller.md#expectations): writes the controller made that its cache has not
+//! shown yet. While any is
 //! outstanding for a CloneSet, planning waits, so a stale cache never causes a second create or delete.
 //!
 //! The loop keeps one [`Expectations`] per CloneSet: it calls [`Expectations::expect`] for each action it
@@ -11,6 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
+use kruise_core::resource_version;
 
 use crate::action::Action;
 
@@ -60,7 +62,7 @@ impl Expectations {
 
     /// Records the resourceVersion a pod patch returned.
     pub fn expect_resource_version(&mut self, pod: &str, resource_version: &str, now: Timestamp) {
-        if let Ok(rv) = resource_version.parse() {
+        if let Some(rv) = kruise_core::resource_version::parse(resource_version) {
             self.resource_versions.insert(pod.to_owned(), rv);
             self.since.get_or_insert(now);
         }
@@ -103,12 +105,7 @@ impl Expectations {
                 .find(|p| p.metadata.name.as_deref() == Some(name.as_str()));
             match seen {
                 None => false,
-                Some(p) => p
-                    .metadata
-                    .resource_version
-                    .as_deref()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .is_none_or(|rv| rv < *want),
+                Some(p) => resource_version::of(&p.metadata).is_none_or(|rv| rv < *want),
             }
         });
         self.settle();

@@ -1,4 +1,5 @@
-//! The in-place update library (spec §B.9, §C.4): can a revision change be applied to a running pod,
+//! The in-place update library (docs/cloneset-controller.md#in-place-update): can a revision change be
+//! applied to a running pod,
 //! the pod patches that apply it one container batch at a time, and when it has completed.
 
 use std::collections::BTreeMap;
@@ -21,7 +22,7 @@ pub use crate::inplace_state::{
 /// The legacy state annotation, removed on every in-place update.
 pub const IN_PLACE_UPDATE_STATE_KEY_OLD: &str = "inplace-update-state";
 /// The env the pod webhook injects for container launch priority (`configMapKeyRef.key = p_<n>`).
-pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
 
 /// Why a revision change cannot be applied in place.
 #[derive(Debug, Clone, PartialEq, Eq)]

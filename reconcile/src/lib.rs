@@ -3,7 +3,8 @@
 //! [`plan()`] takes a CloneSet, its pods, ControllerRevisions and PVCs and the time, and returns the
 //! [`Action`]s one reconcile should take and the status to write. No IO, no async, no Kubernetes client:
 //! the controller loop lists from its caches, calls [`plan()`], executes the actions in order and records
-//! them in its [`Expectations`]. Behaviour follows OpenKruise's CloneSet controller (spec §B).
+//! them in its [`Expectations`]. Behaviour follows OpenKruise's CloneSet
+//! controller (docs/cloneset-controller.md).
 
 pub mod action;
 pub mod arithmetic;
@@ -20,7 +21,6 @@ pub mod revision;
 pub mod rfc3339;
 pub mod scale;
 pub mod scatter;
-pub mod selector;
 pub mod status;
 pub mod update;
 

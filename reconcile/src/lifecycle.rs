@@ -1,4 +1,4 @@
-//! Lifecycle hooks and the `lifecycle.apps.kruise.io/state` label (spec §B.10).
+//! Lifecycle hooks and the `lifecycle.apps.kruise.io/state` label (docs/cloneset-controller.md#lifecycle).
 
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;

@@ -1,4 +1,4 @@
-//! One reconcile of a CloneSet (`doReconcile`, spec §B.4), as a pure function.
+//! One reconcile of a CloneSet (`doReconcile`, docs/cloneset-controller.md#reconcile), as a pure function.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -16,8 +16,8 @@ use crate::context::{Ctx, Options};
 use crate::expectations::{Blocked, Expectations};
 use crate::pods;
 use crate::revision::{self, RevisionAction, RevisionError};
-use crate::selector::{InvalidSelector, Selector};
 use crate::{scale, status, update};
+use kruise_core::selector::{InvalidOperator, Selection, Selector};
 
 /// Everything one reconcile reads.
 #[derive(Debug, Clone, Copy)]
@@ -64,7 +64,7 @@ pub enum PlanError {
     NoSelector,
     /// The selector does not evaluate.
     #[error(transparent)]
-    Selector(#[from] InvalidSelector),
+    Selector(#[from] InvalidOperator),
     /// A strategy value does not resolve.
     #[error(transparent)]
     IntOrPercent(#[from] InvalidIntOrPercent),
@@ -113,13 +113,13 @@ pub fn plan(
     }
     let cs = input.cloneset;
     let sel = cs.spec.selector.as_ref().ok_or(PlanError::NoSelector)?;
-    let sel = Selector::new(sel);
+    let sel = Selector::parse(Some(sel));
     let mut actions = Vec::new();
 
     // Active pods; release those whose labels left the selector.
     let mut active: Vec<&PodRecord> = Vec::with_capacity(input.pods.len());
     for p in input.pods.iter().filter(|p| pods::is_active(p)) {
-        if sel.matches(p.metadata.labels.as_ref())? {
+        if sel.evaluate(&p.metadata.labels.as_ref())? != Selection::NoMatch {
             active.push(p);
         } else if let Some(uid) = &cs.metadata.uid {
             actions.push(Action::PatchPod {

@@ -1,4 +1,4 @@
-//! New pods and PVCs as OpenKruise creates them (spec §B.2, §B.13).
+//! New pods and PVCs as OpenKruise creates them (docs/cloneset-controller.md#new-pods-and-pvcs, #pvcs).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,13 +7,13 @@ use kruise_api::PodRecord;
 use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY};
 
 /// Pod (and revision) label holding the ControllerRevision name (or its hash).
-pub const CONTROLLER_REVISION_HASH: &str = "controller-revision-hash";
+pub use kruise_core::names::CONTROLLER_REVISION_HASH_LABEL as CONTROLLER_REVISION_HASH;
 /// Pod label holding the short revision hash.
-pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+pub use kruise_core::names::POD_TEMPLATE_HASH_LABEL as POD_TEMPLATE_HASH;
 /// Pod label that asks the CloneSet to delete the pod (any value).
 pub const SPECIFIED_DELETE: &str = "apps.kruise.io/specified-delete";
 /// Pod annotation that orders deletion: lower cost goes first.
-pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+pub use kruise_core::names::POD_DELETION_COST_ANNOTATION as POD_DELETION_COST;
 
 /// The lifecycle state label, `""` when absent.
 pub fn lifecycle_state(pod: &PodRecord) -> &str {

@@ -1,6 +1,6 @@
 //! The per-pod refresh that runs before any update (`refreshPodState`): finish an in-place grace period,
 //! release the next container batch, flip `InPlaceUpdateReady` back to True, and walk the lifecycle
-//! state machine (spec §B.8 step 1, §B.9 `Refresh`, §B.10).
+//! state machine (docs/cloneset-controller.md#refresh, #lifecycle).
 
 use std::time::Duration;
 

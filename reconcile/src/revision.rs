@@ -1,4 +1,5 @@
-//! ControllerRevisions of a CloneSet, built, named and chosen as OpenKruise does (spec §B.5).
+//! ControllerRevisions of a CloneSet, built, named and chosen as OpenKruise
+//! does (docs/cloneset-controller.md#revisions).
 //!
 //! A revision's `data` is `{"spec":{"template":{…,"$patch":"replace"}}}`; its name is
 //! `<cloneset>-<hash>` where the hash is FNV-1 (32 bit) of the data bytes (plus the decimal collision

@@ -1,4 +1,5 @@
-//! Scale (spec §B.7): undo PreparingDelete when replicas went up, create missing pods (and their
+//! Scale (docs/cloneset-controller.md#scale): undo PreparingDelete when replicas went up, create missing pods
+//! (and their
 //! PVCs), delete specified and surplus pods — or mark them PreparingDelete when a preDelete hook holds.
 
 use std::cmp::Reverse;

@@ -1,4 +1,5 @@
-//! The CloneSet status (spec §B.11): counters over the active pods, revisions, and the `Progressing`,
+//! The CloneSet status (docs/cloneset-controller.md#status): counters over the active pods, revisions, and
+//! the `Progressing`,
 //! `FailedScale` and `FailedUpdate` conditions.
 
 use std::time::Duration;
@@ -64,11 +65,11 @@ pub fn compute(
         update_revision: Some(ctx.update_name.to_owned()),
         current_revision: Some(ctx.current_name.to_owned()),
         collision_count,
-        label_selector: cs
-            .spec
-            .selector
-            .as_ref()
-            .and_then(|s| crate::selector::to_string(s).ok()),
+        label_selector: cs.spec.selector.as_ref().and_then(|s| {
+            kruise_core::selector::Selector::parse(Some(s))
+                .to_selector_string()
+                .ok()
+        }),
         conditions: old.conditions.clone(),
         ..Default::default()
     };

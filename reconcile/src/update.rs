@@ -1,4 +1,5 @@
-//! Update (spec §B.8): refresh every pod, then pick which pods move to the target revision this pass,
+//! Update (docs/cloneset-controller.md#update): refresh every pod, then pick which pods move to the target
+//! revision this pass,
 //! in what order and within what unavailability budget, and update each in place or by recreation.
 
 use std::time::Duration;
@@ -16,7 +17,7 @@ use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
 use crate::pods::{self, SPECIFIED_DELETE};
 use crate::refresh::refresh_pod;
 use crate::revision::template_of;
-use crate::selector::Selector;
+use kruise_core::selector::{Selection, Selector};
 
 /// Why a pod could not be updated (becomes a `FailedUpdate` condition).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -155,7 +156,7 @@ impl<'a> Priority<'a> {
                 .weight_priority
                 .iter()
                 .flatten()
-                .map(|t| (Selector::new(&t.match_selector), i64::from(t.weight)))
+                .map(|t| (Selector::parse(Some(&t.match_selector)), i64::from(t.weight)))
                 .collect(),
             orders: s.order_priority.as_deref().unwrap_or_default(),
         }
@@ -169,7 +170,11 @@ impl<'a> Priority<'a> {
             let w: i64 = self
                 .weights
                 .iter()
-                .filter(|(sel, _)| sel.matches(p.metadata.labels.as_ref()).unwrap_or(false))
+                .filter(|(sel, _)| {
+                    // A selector with an unknown operator gives no weight.
+                    sel.evaluate(&p.metadata.labels.as_ref())
+                        .is_ok_and(|s| s != Selection::NoMatch)
+                })
                 .map(|(_, w)| w)
                 .sum();
             return (-w, 0);

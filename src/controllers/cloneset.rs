@@ -4,7 +4,8 @@
 //! lets the planner decide, executes its actions in order (stopping at the first failure, whose
 //! expectation is forgotten), records events, writes the status through the status subresource with the
 //! CloneSet's resourceVersion as precondition (409: requeue, never overwrite), and requeues after the
-//! planner's delay. Expectations (spec §B.12) are kept per CloneSet in the controller's state and
+//! planner's delay. Expectations (docs/cloneset-controller.md#expectations) are kept per CloneSet in the
+//! controller's state and
 //! observed against the cache on every pass, so a stale cache never causes a second create or delete.
 //! Pods the trigger watch saw are noted ([`PodSightings`]) and a pass starts only once the cache shows
 //! them at that resourceVersion (or no longer has them), so a status is never computed from a cache

@@ -10,7 +10,7 @@ use kruise_api::{PodRecord, pod::ContainerRecord};
 use kube::api::ObjectMeta;
 
 /// The env var the webhook injects.
-pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
 /// Pod annotation set once every priority has been released.
 pub const COMPLETED_ANNOTATION: &str = "apps.kruise.io/container-launch-priority-completed";
 
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn the_barrier_opens_one_level_at_a_time() {
-        // Spec §G timeline: A has priority 0, B priority 10.
+        // The timeline of docs/launch-priority.md#timeline: A has priority 0, B priority 10.
         let both_waiting = pod(&[("a", Some(0), false), ("b", Some(10), false)]);
         let b_ready = pod(&[("a", Some(0), false), ("b", Some(10), true)]);
         let cases: Vec<(&str, &PodRecord, Option<ConfigMap>, Vec<Step>)> = vec![

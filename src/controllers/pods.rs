@@ -10,10 +10,10 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
     jiff::Timestamp,
 };
+use kruise_core::selector::Selector;
 use kube::{
     Api, ResourceExt as _,
     api::{Patch, PatchParams, PostParams},
-    core::{Selector, SelectorExt as _},
     runtime::{Controller, controller::Action, watcher},
 };
 use serde_json::json;
@@ -44,9 +44,12 @@ pub fn controller_of(owners: Option<&Vec<OwnerReference>>) -> Option<&OwnerRefer
     owners?.iter().find(|o| o.controller == Some(true))
 }
 
-/// Whether `selector` selects `labels`; an invalid selector selects nothing.
+/// Whether `selector` selects `labels` (`metav1.LabelSelectorAsSelector`); an invalid selector
+/// selects nothing.
 pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    Selector::try_from(selector.clone()).is_ok_and(|s| s.matches(labels))
+    Selector::parse(Some(selector))
+        .valid()
+        .is_ok_and(|s| s.matches_labels(labels))
 }
 
 /// The pod's annotation `key`.

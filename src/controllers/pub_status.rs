@@ -56,22 +56,12 @@ pub const RESYNC: Duration = Duration::from_secs(60);
 
 /// `intstr.GetScaledValueFromIntOrPercent`: an int as is, or `"<n>%"` of `total`, rounded up or down.
 pub fn scaled_value(value: &IntOrString, total: i32, round_up: bool) -> Result<i32, String> {
-    match value {
-        IntOrString::Int(v) => Ok(*v),
-        IntOrString::String(s) => {
-            let percent: i64 = s
-                .strip_suffix('%')
-                .and_then(|p| p.parse().ok())
-                .ok_or_else(|| format!("invalid value {s:?}: not a percentage"))?;
-            let scaled = percent * i64::from(total);
-            let value = if round_up {
-                (scaled + 99).div_euclid(100)
-            } else {
-                scaled.div_euclid(100)
-            };
-            i32::try_from(value).map_err(|_| format!("{s} of {total} out of range"))
-        }
-    }
+    use kruise_core::intstr::{Round, scaled};
+    let scaled = scaled(value, i64::from(total), Round::up_if(round_up)).map_err(|e| e.to_string())?;
+    i32::try_from(scaled).map_err(|_| match value {
+        IntOrString::Int(i) => format!("{i} of {total} out of range"),
+        IntOrString::String(s) => format!("{s} of {total} out of range"),
+    })
 }
 
 /// The pods a budget must keep available.

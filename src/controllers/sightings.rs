@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use kruise_api::PodRecord;
+use kruise_core::resource_version;
 use kruise_webhooks::ClusterView;
 
 /// How soon a pass that found the cache behind its trigger looks again.
@@ -18,7 +19,7 @@ pub const CACHE_RECHECK: Duration = Duration::from_millis(50);
 pub struct PodSightings(Mutex<HashMap<(String, String), HashMap<String, u64>>>);
 
 fn version(pod: &PodRecord) -> Option<u64> {
-    pod.metadata.resource_version.as_deref()?.parse().ok()
+    resource_version::of(&pod.metadata)
 }
 
 impl PodSightings {

@@ -47,8 +47,9 @@ fn args(settings: Settings) -> ServeArgs {
         namespace: NAMESPACE.into(),
         service_name: SERVICE.into(),
         secret_name: "kruise-webhook-certs".into(),
-        disable_deletion_protection: !settings.deletion_protection,
-        enable_crd_cascading_protection: settings.crd_cascading_protection,
+        disable_deletion_protection: false,
+        enable_crd_cascading_protection: false,
+        feature_gates: Some(*settings.gates()),
     }
 }
 

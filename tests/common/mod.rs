@@ -34,6 +34,7 @@ pub fn args(cert_dir: &std::path::Path) -> ServeArgs {
         secret_name: "kruise-webhook-certs".into(),
         disable_deletion_protection: false,
         enable_crd_cascading_protection: false,
+        feature_gates: None,
     }
 }
 

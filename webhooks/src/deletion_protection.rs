@@ -22,9 +22,8 @@
 use serde_json::{Map, Value};
 
 use crate::{
-    Decision,
+    Decision, Settings,
     review::{AdmissionRequest, GroupVersionKind, Operation},
-    table::Settings,
     view::ClusterView,
 };
 
@@ -32,7 +31,7 @@ use crate::{
 mod tests;
 
 /// The label that asks for deletion protection.
-pub const LABEL: &str = "policy.kruise.io/delete-protection";
+pub use kruise_core::names::DELETE_PROTECTION_LABEL as LABEL;
 
 /// How strongly an object is protected, from the value of [`LABEL`] (exact, case-sensitive).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +104,7 @@ impl ProtectedKind {
 /// Decides a request to one of the deletion-protection paths: DELETE is checked against the label,
 /// CREATE and UPDATE only have the label's value validated; everything else is allowed. Never patches.
 pub fn validate(request: &AdmissionRequest, view: &impl ClusterView, settings: &Settings) -> Decision {
-    if !settings.deletion_protection || request.sub_resource().is_some() {
+    if !settings.deletion_protection() || request.sub_resource().is_some() {
         return Decision::allow();
     }
     let Some(kind) = ProtectedKind::of(&request.kind) else {
@@ -196,7 +195,7 @@ fn namespace_cascading(namespace: &str, view: &impl ClusterView) -> Decision {
 
 /// `Cascading` CRD: gated, then no custom resources left (fail closed when they cannot be counted).
 fn crd_cascading(crd: &Crd<'_>, view: &impl ClusterView, settings: &Settings) -> Decision {
-    if !settings.crd_cascading_protection {
+    if !settings.crd_cascading_protection() {
         return Decision::forbid("feature-gate DeletionProtectionForCRDCascadingGate is not enabled");
     }
     // OpenKruise lists `<group>/<storage version>, Kind=<listKind>`; its errors name that GVK.

@@ -14,11 +14,11 @@ pub mod patch;
 pub mod pod_mutate;
 pub mod pod_validate;
 pub mod review;
-pub mod selector;
 pub mod table;
 pub mod view;
 
 pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
+pub use kruise_core::{Settings, selector};
 pub use review::{AdmissionRequest, Operation, ReviewError, ReviewResponse};
-pub use table::{Settings, Webhook};
+pub use table::Webhook;
 pub use view::{ClusterView, MemoryView};

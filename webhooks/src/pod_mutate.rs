@@ -1,4 +1,4 @@
-//! `/mutate-pod`: what OpenKruise does to a pod on CREATE, in its order (spec/webhooks.md §2.0):
+//! `/mutate-pod`: what OpenKruise does to a pod on CREATE, in its order (docs/pod-admission.md#mutate-pod):
 //! readiness gate → WorkloadSpread → SidecarSet injection → container launch priority → PUB annotation.
 //!
 //! Each step reads the pod as the previous steps left it (raw JSON, so fields we do not know survive) and
@@ -15,9 +15,8 @@ use json_patch::PatchOperation;
 use serde_json::Value;
 
 use crate::{
-    Decision, Denial, StatusWrite,
+    Decision, Denial, Settings, StatusWrite,
     review::{AdmissionRequest, Operation},
-    table::Settings,
     view::ClusterView,
 };
 

@@ -36,10 +36,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
-    Decision, StatusWrite,
+    Decision, Settings, StatusWrite,
     decision::{AdmissionEvent, BudgetRefusal, Regarding},
     review::{AdmissionRequest, Operation},
-    table::Settings,
     view::ClusterView,
 };
 use pub_protection::{Outcome, PodOperation};

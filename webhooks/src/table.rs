@@ -4,26 +4,7 @@
 //! binary checks it).
 
 use crate::{Decision, review::AdmissionRequest, view::ClusterView};
-
-/// Feature switches of the webhooks (OpenKruise's feature gates that matter to admission).
-#[derive(Clone, Debug)]
-pub struct Settings {
-    /// Deletion protection (`policy.kruise.io/delete-protection`). On by default in kruise-rs; OpenKruise
-    /// gates it off (ResourcesDeletionProtection).
-    pub deletion_protection: bool,
-    /// `Cascading` protection of CustomResourceDefinitions (OpenKruise gate
-    /// DeletionProtectionForCRDCascadingGate, off by default).
-    pub crd_cascading_protection: bool,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            deletion_protection: true,
-            crd_cascading_protection: false,
-        }
-    }
-}
+use kruise_core::Settings;
 
 /// An admission webhook served by kruise-rs, named after its OpenKruise path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -35,7 +35,7 @@ use super::meta::{
 };
 use super::sidecarset::{priority_strategy_error, scatter_strategy_error};
 use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
-use crate::{Decision, review::AdmissionRequest, table::Settings, view::ClusterView};
+use crate::{Decision, Settings, review::AdmissionRequest, view::ClusterView};
 
 const GROUP: &str = "apps.kruise.io";
 const KIND: &str = "CloneSet";

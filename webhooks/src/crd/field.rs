@@ -8,7 +8,7 @@
 //! A list of several distinct errors reads `[err1, err2]`; duplicates are dropped, one error is printed
 //! without brackets.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde_json::Value;
 
@@ -269,36 +269,7 @@ pub fn aggregate(errors: &[FieldError]) -> Option<String> {
 }
 
 /// A string quoted as Go's `strconv.Quote` (and `%q`, `%#v`) quotes it.
-pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                if (c as u32) <= 0xffff {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                } else {
-                    let _ = write!(out, "\\U{:08x}", c as u32);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use kruise_core::go::quote as go_quote;
 
 /// Go's `%#v` of a `[]string` (`[]string(nil)` when absent).
 pub fn go_string_slice(type_name: &str, values: Option<&Value>) -> String {

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use kruise_core::intstr::{self, IntOrPercent, Round};
+use kruise_core::selector::{Selection, Selector};
 use serde_json::{Map, Value};
 
 use super::field::{
@@ -372,31 +374,7 @@ pub fn validate_label_selector(selector: Option<&Value>, path: &Path) -> ErrorLi
 
 /// True when `metav1.LabelSelectorAsSelector` would fail on this selector.
 pub fn selector_conversion_fails(selector: Option<&Value>) -> bool {
-    let Some(sel) = selector.filter(|s| !s.is_null()) else {
-        return false;
-    };
-    let bad_key = |k: &str| !qualified_name(k).is_empty();
-    let bad_value = |v: &str| !label_value(v).is_empty();
-    if let Some(labels) = sel.get("matchLabels").and_then(Value::as_object)
-        && labels
-            .iter()
-            .any(|(k, v)| bad_key(k) || bad_value(v.as_str().unwrap_or("")))
-    {
-        return true;
-    }
-    sel.get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|e| {
-            let values = string_list(e.get("values"));
-            let op_ok = match str_at(e, "operator") {
-                "In" | "NotIn" => !values.is_empty(),
-                "Exists" | "DoesNotExist" => values.is_empty(),
-                _ => false,
-            };
-            !op_ok || bad_key(str_at(e, "key")) || values.iter().any(|v| bad_value(v))
-        })
+    !Selector::from_json(selector).is_valid()
 }
 
 /// True when the selector has neither matchLabels nor matchExpressions (`len(a)+len(b) == 0`).
@@ -411,33 +389,9 @@ pub fn selector_is_empty(selector: &Value) -> bool {
 
 /// Whether `selector` (already known to convert) matches `labels`.
 pub fn selector_matches(selector: &Value, labels: &BTreeMap<String, String>) -> bool {
-    if let Some(ml) = selector.get("matchLabels").and_then(Value::as_object) {
-        for (k, v) in ml {
-            if labels.get(k).map(String::as_str) != v.as_str() {
-                return false;
-            }
-        }
-    }
-    for e in selector
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let values = string_list(e.get("values"));
-        let got = labels.get(str_at(e, "key"));
-        let ok = match str_at(e, "operator") {
-            "In" => got.is_some_and(|g| values.contains(g)),
-            "NotIn" => got.is_none_or(|g| !values.contains(g)),
-            "Exists" => got.is_some(),
-            "DoesNotExist" => got.is_none(),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-    }
-    true
+    Selector::from_json(Some(selector))
+        .evaluate(labels)
+        .is_ok_and(|s| s != Selection::NoMatch)
 }
 
 /// A JSON string map as a `BTreeMap` (non-strings skipped).
@@ -509,42 +463,16 @@ pub fn is_not_more_than_100_percent(value: &Value, path: &Path) -> ErrorList {
     Vec::new()
 }
 
-/// OpenKruise's `util.GetScaledValueFromIntOrPercent`.
+/// OpenKruise's `util.GetScaledValueFromIntOrPercent` on a JSON value.
 pub fn scaled_value(value: Option<&Value>, total: i64, round_up: bool) -> Result<i64, String> {
-    match value {
-        None | Some(Value::Null) => Err("nil value for IntOrString".into()),
-        Some(Value::String(s)) => {
-            let Some(num) = s.strip_suffix('%') else {
-                return Err("invalid type: string is not a percentage".into());
-            };
-            let v: f64 = num.parse().map_err(|_| {
-                format!(
-                    "strconv.ParseFloat: parsing {}: invalid syntax",
-                    super::field::go_quote(num)
-                )
-            })?;
-            let x = v * total as f64 / 100.0;
-            Ok(if round_up { x.ceil() } else { x.floor() } as i64)
-        }
-        Some(v) => Ok(v.as_i64().unwrap_or(0)),
-    }
+    let value = IntOrPercent::from_json(value).map_err(|e| e.to_string())?;
+    intstr::kruise_scaled(value, total, Round::up_if(round_up)).map_err(|e| e.to_string())
 }
 
-/// `intstr.GetValueFromIntOrPercent` (strict: a string must be `N%`).
+/// apimachinery's `intstr.GetValueFromIntOrPercent` on a JSON value (every string is a percentage).
 pub fn int_or_percent_value(value: &Value, total: i64, round_up: bool) -> Result<i64, String> {
-    match value {
-        Value::String(s) => {
-            let n: i64 = s.strip_suffix('%').and_then(|d| d.parse().ok()).ok_or_else(|| {
-                format!(
-                    "invalid value for IntOrString: invalid value {}",
-                    super::field::go_quote(s)
-                )
-            })?;
-            let x = n as f64 * total as f64 / 100.0;
-            Ok(if round_up { x.ceil() } else { x.floor() } as i64)
-        }
-        v => Ok(v.as_i64().unwrap_or(0)),
-    }
+    let value = IntOrPercent::from_json(Some(value)).map_err(|e| e.to_string())?;
+    intstr::value_from(value, total, Round::up_if(round_up)).map_err(|e| e.to_string())
 }
 
 /// A bad value for an `*int32` field.

@@ -4,6 +4,8 @@ use k8s_openapi::api::core::v1::{Namespace, PersistentVolumeClaim};
 use kruise_api::PodRecord;
 use serde_json::{Value, json};
 
+use kruise_core::feature_gates::Gate;
+
 use super::*;
 use crate::{MemoryView, Webhook};
 
@@ -128,10 +130,7 @@ fn decide(request: &AdmissionRequest, view: &MemoryView, settings: &Settings) ->
 }
 
 fn on() -> Settings {
-    Settings {
-        deletion_protection: true,
-        crd_cascading_protection: true,
-    }
+    Settings::default().with(Gate::DeletionProtectionForCRDCascadingGate, true)
 }
 
 fn crd_spec() -> Value {
@@ -403,10 +402,7 @@ fn crd_cascading_counts_active_custom_resources() {
 
 #[test]
 fn crd_cascading_without_its_gate_is_denied_as_openkruise_does() {
-    let settings = Settings {
-        deletion_protection: true,
-        crd_cascading_protection: false,
-    };
+    let settings = Settings::default();
     let got = outcome(&decide(
         &crd_delete("Cascading"),
         &MemoryView::default(),
@@ -483,10 +479,9 @@ fn trait_default_counts_every_custom_resource() {
 
 #[test]
 fn switched_off_allows_everything() {
-    let settings = Settings {
-        deletion_protection: false,
-        crd_cascading_protection: true,
-    };
+    let settings = Settings::default()
+        .with(Gate::DeletionProtectionForCRDCascadingGate, true)
+        .with(Gate::ResourcesDeletionProtection, false);
     let view = view_of(vec![pod("prod", "web", Some("Running"), false)]);
     for &gvk in GVKS {
         let old = object(gvk, labelled("Always"), spec_for(gvk));

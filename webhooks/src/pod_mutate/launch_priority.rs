@@ -1,4 +1,4 @@
-//! Step 4 of `/mutate-pod`: container launch priority (spec/webhooks.md §2.4, controllers.md §G).
+//! Step 4 of `/mutate-pod`: container launch priority (docs/launch-priority.md#webhook).
 //!
 //! Runs on the final container list (after SidecarSet injection, so sidecars take part):
 //! * a pod with exactly one container is left alone;
@@ -21,10 +21,10 @@ use crate::{Denial, patch, view::ClusterView};
 pub const LAUNCH_PRIORITY_ANNOTATION: &str = "apps.kruise.io/container-launch-priority";
 /// The only value of [`LAUNCH_PRIORITY_ANNOTATION`] that means something.
 pub const ORDERED: &str = "Ordered";
-/// Container env holding a user-chosen priority (higher starts first).
-pub const PRIORITY_ENV: &str = "KRUISE_CONTAINER_PRIORITY";
 /// Container env injected by the webhook; kubelet blocks the container until the key exists.
-pub const BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
+/// Container env holding a user-chosen priority (higher starts first).
+pub use kruise_core::names::CONTAINER_PRIORITY_ENV as PRIORITY_ENV;
 
 /// Step of `/mutate-pod`.
 pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepResult {

@@ -1,4 +1,4 @@
-//! Step 5 of `/mutate-pod`: the related-PUB annotations (spec/webhooks.md §2.5).
+//! Step 5 of `/mutate-pod`: the related-PUB annotations (docs/pod-admission.md#pub-annotations).
 //!
 //! The pod's workload is resolved from its controller ownerReference ([`owner::pub_workload`]); then the
 //! first PodUnavailableBudget of the namespace (in list order) that either targets that workload (API
@@ -16,10 +16,10 @@ use crate::{
     view::ClusterView,
 };
 
-/// The pod annotation naming the PodUnavailableBudget that protects it.
-pub const RELATED_PUB: &str = "pub.kruise.io/related-pub";
 /// The deprecated spelling, still written for older readers.
-pub const DEPRECATED_RELATED_PUB: &str = "kruise.io/related-pub";
+pub use kruise_api::policy_v1beta1::DEPRECATED_POD_RELATED_PUB_ANNOTATION as DEPRECATED_RELATED_PUB;
+/// The pod annotation naming the PodUnavailableBudget that protects it.
+pub use kruise_api::policy_v1beta1::POD_RELATED_PUB_ANNOTATION as RELATED_PUB;
 
 /// OpenKruise's gates PodUnavailableBudgetDeleteGate (default on) OR PodUnavailableBudgetUpdateGate.
 const PUB_GATES_ENABLED: bool = true;

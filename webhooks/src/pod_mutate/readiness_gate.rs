@@ -1,4 +1,4 @@
-//! Step 1 of `/mutate-pod`: the `KruisePodReady` readiness gate (spec/webhooks.md §2.1).
+//! Step 1 of `/mutate-pod`: the `KruisePodReady` readiness gate (docs/pod-admission.md#readiness-gate).
 //!
 //! A pod whose controller ownerReference belongs to the `apps.kruise.io` group (CloneSet, Advanced
 //! StatefulSet, ...) gets `{"conditionType": "KruisePodReady"}` appended to `spec.readinessGates`, unless

@@ -1,5 +1,5 @@
 //! Step 3 of `/mutate-pod`: SidecarSet injection, as OpenKruise does it on pod CREATE
-//! (spec/webhooks.md §2.3, controllers.md §D.2).
+//! (docs/sidecarset-injection.md).
 //!
 //! For an active pod: the SidecarSets that select it (the pod's labels, and its namespace through
 //! `namespaceSelector` — which is also what a v1alpha1 `spec.namespace` becomes) are found through the
@@ -44,7 +44,6 @@ mod metadata;
 mod plan;
 mod resources;
 mod revision;
-mod selector;
 
 use std::{
     borrow::Cow,

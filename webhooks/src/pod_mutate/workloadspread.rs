@@ -1,4 +1,4 @@
-//! Step 2 of `/mutate-pod`: WorkloadSpread (spec/webhooks.md §2.2, controllers.md §F.2).
+//! Step 2 of `/mutate-pod`: WorkloadSpread (docs/workloadspread.md#admission).
 //!
 //! 1. **Match.** An active pod whose controller is a supported workload (Deployment, ReplicaSet, Job,
 //!    StatefulSet of `apps` or `apps.kruise.io`, CloneSet; API group and kind, version ignored) is
@@ -24,9 +24,13 @@ pub mod strategic_merge;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::{apis::meta::v1::Time, util::intstr::IntOrString};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps_v1beta1::{
     TargetReference, WorkloadSpread, WorkloadSpreadStatus, WorkloadSpreadSubset, WorkloadSpreadSubsetStatus,
+};
+use kruise_core::{
+    intstr::{self, Round},
+    names,
 };
 use serde_json::{Map, Value, json};
 
@@ -39,7 +43,7 @@ use crate::{
 };
 
 /// Pod annotation naming the WorkloadSpread and subset the pod was assigned to.
-pub const MATCHED_ANNOTATION: &str = "apps.kruise.io/matched-workloadspread";
+pub use kruise_api::apps_v1beta1::MATCHED_WORKLOADSPREAD_ANNOTATION as MATCHED_ANNOTATION;
 /// The version of pods whose workload has no versioned subset status.
 pub const VERSION_IGNORED: &str = "versionIgnored";
 
@@ -334,7 +338,7 @@ fn by_ordinal<'a>(ws: &'a WorkloadSpread, pod_name: &str) -> Option<&'a str> {
         threshold += subset
             .max_replicas
             .as_ref()
-            .map_or(i64::from(i32::MAX), int_value);
+            .map_or(i64::from(i32::MAX), intstr::int_value);
         if ordinal < threshold {
             return Some(&subset.name);
         }
@@ -353,15 +357,6 @@ fn ordinal_of(name: &str) -> i64 {
     }
 }
 
-/// Go's `IntOrString.IntValue()`: the integer, or the string parsed as one (0 when it is not, e.g. a
-/// percentage).
-fn int_value(v: &IntOrString) -> i64 {
-    match v {
-        IntOrString::Int(i) => i64::from(*i),
-        IntOrString::String(s) => s.parse::<i64>().unwrap_or(0),
-    }
-}
-
 /// The pod's version for versioned subset status.
 fn pod_version<'a>(pod: &'a Value, owner: ObjectRef<'_>) -> &'a str {
     if !VERSIONED_KINDS.contains(&owner.kind.to_ascii_lowercase().as_str()) {
@@ -369,10 +364,10 @@ fn pod_version<'a>(pod: &'a Value, owner: ObjectRef<'_>) -> &'a str {
     }
     let labels = selector::raw_labels(pod);
     let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    if let Some(hash) = label("pod-template-hash") {
+    if let Some(hash) = label(names::POD_TEMPLATE_HASH_LABEL) {
         return hash;
     }
-    if let Some(hash) = label("controller-revision-hash") {
+    if let Some(hash) = label(names::CONTROLLER_REVISION_HASH_LABEL) {
         return hash.rsplit('-').next().unwrap_or(hash);
     }
     VERSION_IGNORED
@@ -394,25 +389,13 @@ fn initial_statuses(
             missing_replicas: subset
                 .max_replicas
                 .as_ref()
-                .map_or(-1, |max| scaled_round_up(max, replicas)),
+                // OpenKruise ignores the error (the value counts 0) and narrows to int32.
+                .map_or(-1, |max| {
+                    intstr::scaled(max, replicas, Round::Up).unwrap_or(0) as i32
+                }),
             ..WorkloadSpreadSubsetStatus::default()
         })
         .collect())
-}
-
-fn is_percent(v: &IntOrString) -> bool {
-    matches!(v, IntOrString::String(s) if s.ends_with('%'))
-}
-
-/// Go's `GetScaledValueFromIntOrPercent(v, total, roundUp=true)`, an error counting as 0.
-fn scaled_round_up(v: &IntOrString, total: i64) -> i32 {
-    match v {
-        IntOrString::Int(i) => *i,
-        IntOrString::String(s) => match s.strip_suffix('%').map(str::parse::<i64>) {
-            Some(Ok(percent)) => ((percent as f64) * (total as f64) / 100.0).ceil() as i32,
-            _ => 0,
-        },
-    }
 }
 
 /// The workload replica count, read only when some subset uses a percentage: `targetFilter
@@ -426,7 +409,7 @@ fn workload_replicas(context: &PodContext<'_, impl ClusterView>, ws: &WorkloadSp
         .spec
         .subsets
         .iter()
-        .any(|s| s.max_replicas.as_ref().is_some_and(is_percent))
+        .any(|s| s.max_replicas.as_ref().is_some_and(intstr::is_percent))
     {
         return Ok(0);
     }

@@ -13,9 +13,9 @@ pub(crate) const UNAVAILABLE_LABEL_PREFIX: &str = kruise_api::policy_v1beta1::PO
 const SIDECARSET_LIST: &str = "kruise.io/sidecarset-injected-list";
 const SIDECARSET_INPLACE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
 const SIDECAR_ENV: &str = "IS_INJECTED";
-const INPLACE_STATE: &str = "apps.kruise.io/inplace-update-state";
+use kruise_api::common::IN_PLACE_UPDATE_STATE_KEY as INPLACE_STATE;
 const INPLACE_STATE_OLD: &str = "inplace-update-state";
-const INPLACE_GRACE: &str = "apps.kruise.io/inplace-update-grace";
+use kruise_api::common::IN_PLACE_UPDATE_GRACE_KEY as INPLACE_GRACE;
 const INPLACE_GRACE_OLD: &str = "inplace-update-grace";
 const RUNTIME_META: &str = "apps.kruise.io/runtime-containers-meta";
 

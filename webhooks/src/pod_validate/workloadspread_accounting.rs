@@ -5,11 +5,14 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
     MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadSubsetStatus,
+};
+use kruise_core::{
+    intstr::{self, Round},
+    names,
 };
 use serde_json::Value;
 
@@ -75,28 +78,13 @@ pub fn pod_version(pod: &PodRecord) -> String {
         return VERSION_IGNORED.into();
     }
     let labels = pod.metadata.labels.as_ref();
-    if let Some(v) = labels.and_then(|l| l.get("pod-template-hash")) {
+    if let Some(v) = labels.and_then(|l| l.get(names::POD_TEMPLATE_HASH_LABEL)) {
         return v.clone();
     }
-    if let Some(v) = labels.and_then(|l| l.get("controller-revision-hash")) {
+    if let Some(v) = labels.and_then(|l| l.get(names::CONTROLLER_REVISION_HASH_LABEL)) {
         return v.rsplit('-').next().unwrap_or_default().to_string();
     }
     VERSION_IGNORED.into()
-}
-
-fn is_percent(v: &IntOrString) -> bool {
-    matches!(v, IntOrString::String(s) if s.ends_with('%'))
-}
-
-/// `maxReplicas` scaled against `total`, rounding up; an unparsable value gives 0 (as in OpenKruise).
-fn scaled(v: &IntOrString, total: i32) -> i32 {
-    match v {
-        IntOrString::Int(i) => *i,
-        IntOrString::String(s) => s
-            .strip_suffix('%')
-            .and_then(|p| p.parse::<i64>().ok())
-            .map_or(0, |p| ((p * i64::from(total)) as f64 / 100.0).ceil() as i32),
-    }
 }
 
 /// The integer at a dot path (array indexes allowed), as OpenKruise's `NestedField[int64]`: a missing
@@ -136,7 +124,7 @@ fn workload_replicas(ws: &WorkloadSpread, namespace: &str, view: &impl ClusterVi
         .spec
         .subsets
         .iter()
-        .any(|s| s.max_replicas.as_ref().is_some_and(is_percent))
+        .any(|s| s.max_replicas.as_ref().is_some_and(intstr::is_percent))
     {
         return Ok(0);
     }
@@ -246,7 +234,10 @@ pub fn account(
             .iter()
             .map(|s| WorkloadSpreadSubsetStatus {
                 name: s.name.clone(),
-                missing_replicas: s.max_replicas.as_ref().map_or(-1, |m| scaled(m, replicas)),
+                // OpenKruise ignores the error (the value counts 0) and narrows to int32.
+                missing_replicas: s.max_replicas.as_ref().map_or(-1, |m| {
+                    intstr::scaled(m, i64::from(replicas), Round::Up).unwrap_or(0) as i32
+                }),
                 ..Default::default()
             })
             .collect();
@@ -314,13 +305,6 @@ mod tests {
         assert_eq!(matched(&pod("null")), None);
         assert_eq!(matched(&pod("{bad")), None);
         assert_eq!(matched(&pod(r#"{"name":5}"#)), None);
-    }
-
-    #[test]
-    fn percent_scaling_rounds_up() {
-        assert_eq!(scaled(&IntOrString::String("50%".into()), 5), 3);
-        assert_eq!(scaled(&IntOrString::Int(4), 5), 4);
-        assert_eq!(scaled(&IntOrString::String("5".into()), 5), 0);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Operations that put what was built into the raw pod (spec/webhooks.md §2.3.9), touching only the lists
+//! Operations that put what was built into the raw pod (docs/sidecarset-injection.md#applying), touching only
+//! the lists
 //! injection owns and writing nothing that is already there.
 
 use std::collections::{HashMap, HashSet};

@@ -1,4 +1,5 @@
-//! The pod-dependent part of a sidecar (spec/webhooks.md §2.3.4–2.3.7): shared volume mounts and devices
+//! The pod-dependent part of a sidecar (docs/sidecarset-injection.md#building-a-sidecar): shared volume
+//! mounts and devices
 //! with the env vars their `subPathExpr` needs, `transferEnv`, and hot-upgrade pairs. Reads only the raw
 //! fields it needs from the pod.
 

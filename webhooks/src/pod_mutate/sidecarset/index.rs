@@ -16,17 +16,22 @@
 
 use std::{collections::HashMap, sync::Arc};
 
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::apimachinery::pkg::{apis::meta::v1::LabelSelector, util::intstr::IntOrString};
 use kruise_api::apps_v1beta1::{
     SIDECARSET_BASE_ANNOTATION, SIDECARSET_CANARY_ANNOTATION, SidecarSet, SidecarSetInjectRevisionPolicy,
 };
 use serde_json::{Map, Value};
 
-use super::{
-    hash::sidecar_set_hashes,
-    plan::Plan,
-    selector::{Requirement, Selector},
-};
+use kruise_core::selector::Requirement;
+
+use super::{hash::sidecar_set_hashes, plan::Plan};
+
+/// A selector parsed once, kept with the SidecarSet.
+pub(crate) type Selector = kruise_core::selector::Selector<'static>;
+
+fn parse(selector: Option<&LabelSelector>) -> Selector {
+    kruise_core::selector::Selector::parse(selector).into_owned()
+}
 
 /// The annotation holding a SidecarSet's hash (on the SidecarSet and, per SidecarSet, on pods).
 pub const SIDECARSET_HASH: &str = "kruise.io/sidecarset-hash";
@@ -86,7 +91,7 @@ struct Bucket {
 
 impl Bucket {
     fn insert(&mut self, id: u32, selector: &Selector) {
-        let requirements = selector.requirements.as_deref().unwrap_or_default();
+        let requirements = selector.requirements();
         let best_in = requirements
             .iter()
             .filter_map(|r| match r {
@@ -95,8 +100,8 @@ impl Bucket {
             })
             .min_by_key(|(_, values)| values.len());
         if let Some((key, values)) = best_in {
-            let by_value = self.by_label.entry(key.clone()).or_default();
-            let mut values = values.clone();
+            let by_value = self.by_label.entry(key.to_string()).or_default();
+            let mut values = values.to_vec();
             values.sort();
             values.dedup();
             for v in values {
@@ -105,7 +110,7 @@ impl Bucket {
         } else if let Some(Requirement::Exists(key)) =
             requirements.iter().find(|r| matches!(r, Requirement::Exists(_)))
         {
-            self.by_key.entry(key.clone()).or_default().push(id);
+            self.by_key.entry(key.to_string()).or_default().push(id);
         } else {
             self.always.push(id);
         }
@@ -215,12 +220,12 @@ impl SidecarSetIndex {
 
 /// The namespaces a namespace selector is limited to by name, if it is.
 fn namespace_names(selector: &Selector) -> Option<Vec<String>> {
-    if !selector.errors.is_empty() {
+    if !selector.is_valid() || selector.is_null() {
         return None;
     }
-    selector.requirements.as_ref()?.iter().find_map(|r| match r {
+    selector.requirements().iter().find_map(|r| match r {
         Requirement::In(k, values) if k == NAMESPACE_NAME_LABEL => {
-            let mut values = values.clone();
+            let mut values = values.to_vec();
             values.sort();
             values.dedup();
             Some(values)
@@ -234,18 +239,15 @@ fn prepare(set: Arc<SidecarSet>) -> Option<Entry> {
     if spec.injection_strategy.paused {
         return None;
     }
-    let selector = Selector::parse(spec.selector.as_ref());
+    let selector = parse(spec.selector.as_ref());
     if selector.is_null_or_empty() {
         return None;
     }
     let name = set.metadata.name.clone().unwrap_or_default();
-    let namespace_selector = spec.namespace_selector.as_ref().map(|s| Selector::parse(Some(s)));
-    let needs_namespace_labels = namespace_selector.as_ref().is_some_and(|s| {
-        s.requirements
-            .iter()
-            .flatten()
-            .any(|r| r.key() != NAMESPACE_NAME_LABEL)
-    });
+    let namespace_selector = spec.namespace_selector.as_ref().map(|s| parse(Some(s)));
+    let needs_namespace_labels = namespace_selector
+        .as_ref()
+        .is_some_and(|s| s.requirements().iter().any(|r| r.key() != NAMESPACE_NAME_LABEL));
     let annotations = set.metadata.annotations.as_ref();
     let annotation = |key: &str| {
         annotations
@@ -285,7 +287,7 @@ fn prepare(set: Arc<SidecarSet>) -> Option<Entry> {
             custom_version: r.custom_version.clone(),
             partial: r.policy == Some(SidecarSetInjectRevisionPolicy::Partial),
             update_paused: update.paused,
-            update_selector: update.selector.as_ref().map(|s| Selector::parse(Some(s))),
+            update_selector: update.selector.as_ref().map(|s| parse(Some(s))),
             partition,
         })
     });

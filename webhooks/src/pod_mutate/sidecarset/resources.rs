@@ -1,4 +1,5 @@
-//! `resourcesPolicy` (spec/webhooks.md §2.3.8): a sidecar's resources computed from the pod's containers when
+//! `resourcesPolicy` (docs/sidecarset-injection.md#resourcespolicy): a sidecar's resources computed from the
+//! pod's containers when
 //! the pod is created, as OpenKruise does.
 //!
 //! 1. Targets: the pod's native-sidecar init containers (`restartPolicy: Always`), then its containers, less

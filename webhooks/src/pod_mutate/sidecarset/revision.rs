@@ -1,4 +1,5 @@
-//! `spec.injectionStrategy.revision`: which revision of a SidecarSet a new pod gets (spec/webhooks.md §2.3.2).
+//! `spec.injectionStrategy.revision`: which revision of a SidecarSet a new pod
+//! gets (docs/sidecarset-injection.md#revision).
 
 use std::sync::Arc;
 

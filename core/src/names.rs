@@ -1,0 +1,19 @@
+//! Label, annotation and environment variable names read or written by more than one crate of
+//! kruise-rs, each spelled once. Names owned by one API type live with it in `kruise-api`.
+
+/// Label that protects an object from deletion (OpenKruise `pkg/apis/policy/v1alpha1`
+/// `DeletionProtectionKey`).
+pub const DELETE_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";
+
+/// Label of the ReplicaSet (and pods) of a Deployment revision (`apps.DefaultDeploymentUniqueLabelKey`).
+pub const POD_TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
+/// Label of a pod's controller revision (`apps.ControllerRevisionHashLabelKey`).
+pub const CONTROLLER_REVISION_HASH_LABEL: &str = "controller-revision-hash";
+/// Annotation ranking pods for scale-down (`core.PodDeletionCost`).
+pub const POD_DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
+
+/// Environment variable that makes a container wait for its launch-priority barrier (OpenKruise
+/// `pkg/util/containerlaunchpriority`).
+pub const CONTAINER_BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
+/// Environment variable carrying a container's launch priority.
+pub const CONTAINER_PRIORITY_ENV: &str = "KRUISE_CONTAINER_PRIORITY";
