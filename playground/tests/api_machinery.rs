@@ -154,7 +154,12 @@ async fn a_budget_gets_the_disruption_controllers_status() {
         ..Default::default()
     })
     .await;
-    let client = pg.client().await.unwrap();
+    // Without kube's retries of 429s: the refused eviction is the answer under test.
+    let mut config = kruise_playground::kubeconfig::config(&pg.kubeconfig())
+        .await
+        .unwrap();
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).unwrap();
     for name in ["a", "b"] {
         let pod = json!({"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "labels": {"app": "web"}},
