@@ -14,7 +14,7 @@ use std::{
     process::ExitCode,
 };
 
-use kruise_webhooks::{Webhook, patch};
+use kruise_webhooks::{Webhook, patch, registration::Scope};
 use serde_json::{Value, json};
 
 use crate::{
@@ -174,16 +174,16 @@ async fn admit_create(admission: &Admission, mut object: Value, number: usize) -
     let (group, version) = (group.to_string(), version.to_string());
     let mut registrations: Vec<_> = registrations::matching(&group, &version, &kind, "CREATE")
         .filter(|_| !EXCLUDED_NAMESPACES.contains(&namespace.as_str()))
-        .filter(|r| {
-            !r.only_delete_protected
+        .filter(|(_, r)| {
+            r.scope != Scope::DeleteProtected
                 || object
                     .pointer("/metadata/labels")
                     .and_then(|l| l.get(registrations::DELETE_PROTECTION_LABEL))
                     .is_some()
         })
         .collect();
-    registrations.sort_by_key(|r| !r.webhook.is_mutating());
-    for (round, registration) in registrations.into_iter().enumerate() {
+    registrations.sort_by_key(|(webhook, _)| !webhook.is_mutating());
+    for (round, (webhook, registration)) in registrations.into_iter().enumerate() {
         let review = json!({
             "apiVersion": "admission.k8s.io/v1",
             "kind": "AdmissionReview",
@@ -202,7 +202,7 @@ async fn admit_create(admission: &Admission, mut object: Value, number: usize) -
         });
         let body = serde_json::to_vec(&review).map_err(|e| e.to_string())?;
         let answer = admission
-            .answer(registration.webhook, &body)
+            .answer(*webhook, &body)
             .await
             .map_err(|e| e.to_string())?;
         let response = answer.review.response;

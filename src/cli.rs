@@ -45,7 +45,7 @@ pub struct PlaygroundArgs {
     /// Where to write the kubeconfig.
     #[arg(long, default_value = "./playground.kubeconfig")]
     pub kubeconfig: PathBuf,
-    /// Number of simulated Ready nodes.
+    /// Number of simulated Ready nodes, spread over three zones (`topology.kubernetes.io/zone`).
     #[arg(long, default_value_t = 3)]
     pub nodes: usize,
     /// How long the simulated kubelet takes to start a container, in milliseconds.

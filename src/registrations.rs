@@ -1,6 +1,7 @@
-//! How our webhooks are registered with kube-apiserver: OpenKruise's configuration object names, webhook
-//! names and paths, with kruise-rs's selectors. `manifests/webhooks.yaml` is generated from this table
-//! (a test fails when it drifts), and `kruise admit -f` routes objects with the same rules.
+//! Our webhook configurations for kube-apiserver, built from the registrations each webhook declares beside
+//! its handler (`kruise_webhooks::REGISTRATIONS`): OpenKruise's configuration object names, with kruise-rs's
+//! selectors. `manifests/webhooks.yaml` is generated from them (a test fails when it drifts), and
+//! `kruise admit -f` routes objects with the same rules ([`matching`]).
 
 use std::collections::BTreeMap;
 
@@ -11,264 +12,17 @@ use k8s_openapi::{
     },
     apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement, ObjectMeta},
 };
-use kruise_webhooks::Webhook;
+use kruise_webhooks::{
+    REGISTRATIONS, Webhook,
+    registration::{Registration, Scope},
+};
 
 use crate::cluster::ca_bundle::{MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION};
 
 /// The label of deletion protection.
 pub const DELETE_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";
 
-/// Namespaces our webhooks never see, so kruise-rs never blocks the control plane or itself.
-pub const EXCLUDED_NAMESPACES: &[&str] = &["kube-system", "kruise-system"];
-
-/// One admission rule.
-#[derive(Debug)]
-pub struct Rule {
-    pub group: &'static str,
-    pub versions: &'static [&'static str],
-    pub resource: &'static str,
-    pub operations: &'static [&'static str],
-}
-
-/// One webhook entry of a configuration.
-#[derive(Debug)]
-pub struct Registration {
-    /// The webhook name, as OpenKruise's (e.g. `vnamespace.kb.io`).
-    pub name: &'static str,
-    pub webhook: Webhook,
-    pub rules: &'static [Rule],
-    /// Only objects carrying the deletion-protection label are sent.
-    pub only_delete_protected: bool,
-    /// `None` or `NoneOnDryRun` (for webhooks that write status).
-    pub side_effects: &'static str,
-    /// `Fail` or `Ignore`.
-    pub failure_policy: &'static str,
-}
-
-const CUD: &[&str] = &["CREATE", "UPDATE", "DELETE"];
-
-const fn protection(name: &'static str, webhook: Webhook, rules: &'static [Rule]) -> Registration {
-    Registration {
-        name,
-        webhook,
-        rules,
-        only_delete_protected: true,
-        side_effects: "None",
-        failure_policy: "Fail",
-    }
-}
-
-/// A webhook for an OpenKruise custom resource: sees every object (no objectSelector).
-const fn crd(name: &'static str, webhook: Webhook, rules: &'static [Rule]) -> Registration {
-    Registration {
-        name,
-        webhook,
-        rules,
-        only_delete_protected: false,
-        side_effects: "None",
-        failure_policy: "Fail",
-    }
-}
-
-const CU: &[&str] = &["CREATE", "UPDATE"];
-const KRUISE_VERSIONS: &[&str] = &["v1alpha1", "v1beta1"];
-
-/// Every registration, mutating ones first, in OpenKruise's order.
-pub const REGISTRATIONS: &[Registration] = &[
-    // Pod mutation on CREATE: readiness gate, WorkloadSpread (records its booking: NoneOnDryRun), SidecarSet
-    // injection, container launch priority, PUB annotation.
-    Registration {
-        name: "mpod.kb.io",
-        webhook: Webhook::MutatePod,
-        rules: &[Rule {
-            group: "",
-            versions: &["v1"],
-            resource: "pods",
-            operations: &["CREATE"],
-        }],
-        only_delete_protected: false,
-        side_effects: "NoneOnDryRun",
-        failure_policy: "Fail",
-    },
-    crd(
-        "mcloneset.kb.io",
-        Webhook::MutateCloneSet,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: KRUISE_VERSIONS,
-            resource: "clonesets",
-            operations: CU,
-        }],
-    ),
-    crd(
-        "msidecarset.kb.io",
-        Webhook::MutateSidecarSet,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: KRUISE_VERSIONS,
-            resource: "sidecarsets",
-            operations: CU,
-        }],
-    ),
-    // PodUnavailableBudget protection and WorkloadSpread accounting: they write status, never in dry run.
-    Registration {
-        name: "vpod.kb.io",
-        webhook: Webhook::ValidatePod,
-        rules: &[Rule {
-            group: "",
-            versions: &["v1"],
-            resource: "pods",
-            operations: &["UPDATE", "DELETE"],
-        }],
-        only_delete_protected: false,
-        side_effects: "NoneOnDryRun",
-        failure_policy: "Fail",
-    },
-    Registration {
-        name: "vpodeviction.kb.io",
-        webhook: Webhook::ValidatePod,
-        rules: &[Rule {
-            group: "",
-            versions: &["v1"],
-            resource: "pods/eviction",
-            operations: &["CREATE"],
-        }],
-        only_delete_protected: false,
-        side_effects: "NoneOnDryRun",
-        failure_policy: "Fail",
-    },
-    protection(
-        "vnamespace.kb.io",
-        Webhook::ValidateNamespace,
-        &[Rule {
-            group: "",
-            versions: &["v1"],
-            resource: "namespaces",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vcustomresourcedefinition.kb.io",
-        Webhook::ValidateCustomResourceDefinition,
-        &[Rule {
-            group: "apiextensions.k8s.io",
-            versions: &["v1"],
-            resource: "customresourcedefinitions",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vbuiltindeployment.kb.io",
-        Webhook::ValidateDeployment,
-        &[Rule {
-            group: "apps",
-            versions: &["v1"],
-            resource: "deployments",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vbuiltinreplicaset.kb.io",
-        Webhook::ValidateReplicaSet,
-        &[Rule {
-            group: "apps",
-            versions: &["v1"],
-            resource: "replicasets",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vbuiltinstatefulset.kb.io",
-        Webhook::ValidateStatefulSet,
-        &[Rule {
-            group: "apps",
-            versions: &["v1"],
-            resource: "statefulsets",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vservice.kb.io",
-        Webhook::ValidateService,
-        &[Rule {
-            group: "",
-            versions: &["v1"],
-            resource: "services",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vingress.kb.io",
-        Webhook::ValidateIngress,
-        &[Rule {
-            group: "networking.k8s.io",
-            versions: &["v1"],
-            resource: "ingresses",
-            operations: CUD,
-        }],
-    ),
-    crd(
-        "vworkloadspread.kb.io",
-        Webhook::ValidateWorkloadSpread,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: KRUISE_VERSIONS,
-            resource: "workloadspreads",
-            operations: CU,
-        }],
-    ),
-    // CloneSet validation and deletion protection: sees every CloneSet.
-    crd(
-        "vcloneset.kb.io",
-        Webhook::ValidateCloneSet,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: &["v1alpha1", "v1beta1"],
-            resource: "clonesets",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vstatefulset.kb.io",
-        Webhook::ValidateAdvancedStatefulSet,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: &["v1alpha1", "v1beta1"],
-            resource: "statefulsets",
-            operations: CUD,
-        }],
-    ),
-    protection(
-        "vuniteddeployment.kb.io",
-        Webhook::ValidateUnitedDeployment,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: &["v1alpha1", "v1beta1"],
-            resource: "uniteddeployments",
-            operations: CUD,
-        }],
-    ),
-    crd(
-        "vpodunavailablebudget.kb.io",
-        Webhook::ValidatePodUnavailableBudget,
-        &[Rule {
-            group: "policy.kruise.io",
-            versions: KRUISE_VERSIONS,
-            resource: "podunavailablebudgets",
-            operations: CU,
-        }],
-    ),
-    crd(
-        "vsidecarset.kb.io",
-        Webhook::ValidateSidecarSet,
-        &[Rule {
-            group: "apps.kruise.io",
-            versions: KRUISE_VERSIONS,
-            resource: "sidecarsets",
-            operations: CU,
-        }],
-    ),
-];
+pub use kruise_webhooks::registration::EXCLUDED_NAMESPACES;
 
 fn client_config(namespace: &str, service: &str, webhook: Webhook) -> WebhookClientConfig {
     WebhookClientConfig {
@@ -307,7 +61,7 @@ fn namespace_selector() -> LabelSelector {
 }
 
 fn object_selector(r: &Registration) -> Option<LabelSelector> {
-    r.only_delete_protected.then(|| LabelSelector {
+    (r.scope == Scope::DeleteProtected).then(|| LabelSelector {
         match_expressions: Some(vec![LabelSelectorRequirement {
             key: DELETE_PROTECTION_LABEL.into(),
             operator: "Exists".into(),
@@ -332,16 +86,16 @@ fn meta(name: &str) -> ObjectMeta {
 pub fn mutating_configuration(namespace: &str, service: &str) -> Option<MutatingWebhookConfiguration> {
     let webhooks: Vec<MutatingWebhook> = REGISTRATIONS
         .iter()
-        .filter(|r| r.webhook.is_mutating())
-        .map(|r| MutatingWebhook {
+        .filter(|(w, _)| w.is_mutating())
+        .map(|(w, r)| MutatingWebhook {
             name: r.name.into(),
             admission_review_versions: vec!["v1".into()],
-            client_config: client_config(namespace, service, r.webhook),
-            failure_policy: Some(r.failure_policy.into()),
+            client_config: client_config(namespace, service, *w),
+            failure_policy: Some(r.failure_policy.as_str().into()),
             namespace_selector: Some(namespace_selector()),
             object_selector: object_selector(r),
             rules: Some(rules(r)),
-            side_effects: r.side_effects.into(),
+            side_effects: r.side_effects.as_str().into(),
             timeout_seconds: Some(10),
             reinvocation_policy: Some("IfNeeded".into()),
             ..MutatingWebhook::default()
@@ -357,16 +111,16 @@ pub fn mutating_configuration(namespace: &str, service: &str) -> Option<Mutating
 pub fn validating_configuration(namespace: &str, service: &str) -> ValidatingWebhookConfiguration {
     let webhooks = REGISTRATIONS
         .iter()
-        .filter(|r| !r.webhook.is_mutating())
-        .map(|r| ValidatingWebhook {
+        .filter(|(w, _)| !w.is_mutating())
+        .map(|(w, r)| ValidatingWebhook {
             name: r.name.into(),
             admission_review_versions: vec!["v1".into()],
-            client_config: client_config(namespace, service, r.webhook),
-            failure_policy: Some(r.failure_policy.into()),
+            client_config: client_config(namespace, service, *w),
+            failure_policy: Some(r.failure_policy.as_str().into()),
             namespace_selector: Some(namespace_selector()),
             object_selector: object_selector(r),
             rules: Some(rules(r)),
-            side_effects: r.side_effects.into(),
+            side_effects: r.side_effects.as_str().into(),
             timeout_seconds: Some(10),
             ..ValidatingWebhook::default()
         })
@@ -423,21 +177,19 @@ pub fn plural(kind: &str) -> String {
     }
 }
 
-/// The registrations that would be called for `operation` on an object of `group`/`version`/`kind`.
+/// The registrations (with their webhooks) that would be called for `operation` on an object of
+/// `group`/`version`/`kind`.
 pub fn matching<'a>(
     group: &'a str,
     version: &'a str,
     kind: &'a str,
     operation: &'a str,
-) -> impl Iterator<Item = &'static Registration> + 'a {
+) -> impl Iterator<Item = &'static (Webhook, Registration)> + 'a {
     let resource = plural(kind);
-    REGISTRATIONS.iter().filter(move |r| {
-        r.rules.iter().any(|rule| {
-            rule.group == group
-                && rule.versions.contains(&version)
-                && rule.resource == resource
-                && rule.operations.contains(&operation)
-        })
+    REGISTRATIONS.iter().filter(move |(_, r)| {
+        r.rules
+            .iter()
+            .any(|rule| rule.matches(group, version, &resource, operation))
     })
 }
 
@@ -462,7 +214,7 @@ mod tests {
     #[test]
     fn routing_follows_the_rules() {
         let names: Vec<_> = matching("apps", "v1", "Deployment", "DELETE")
-            .map(|r| r.name)
+            .map(|(_, r)| r.name)
             .collect();
         assert_eq!(names, ["vbuiltindeployment.kb.io"]);
         assert_eq!(matching("apps", "v1", "Deployment", "CONNECT").count(), 0);

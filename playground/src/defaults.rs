@@ -71,6 +71,23 @@ fn rolling(obj: &mut Value, field: &str, kind: &str) {
     }
 }
 
+/// `SetDefaults_Job`: parallelism and completions 1 when both are unset, backoffLimit 6,
+/// NonIndexed completion, not suspended, and the pod template's defaults.
+fn job(spec: &mut Value) {
+    if !spec.is_object() {
+        return;
+    }
+    if spec["completions"].is_null() && spec["parallelism"].is_null() {
+        set(spec, "completions", json!(1));
+    }
+    set(spec, "parallelism", json!(1));
+    set(spec, "backoffLimit", json!(6));
+    set(spec, "completionMode", json!("NonIndexed"));
+    set(spec, "suspend", json!(false));
+    set(spec, "podReplacementPolicy", json!("TerminatingOrFailed"));
+    pod_spec(&mut spec["template"]["spec"]);
+}
+
 /// Applies the defaults of `plural` (a built-in kind) to `obj`.
 pub fn apply(group: &str, plural: &str, obj: &mut Value) {
     match (group, plural) {
@@ -116,6 +133,15 @@ pub fn apply(group: &str, plural: &str, obj: &mut Value) {
                 set(ru, "maxSurge", json!(0));
             }
             template(obj);
+        }
+        ("batch", "jobs") => job(&mut obj["spec"]),
+        ("batch", "cronjobs") => {
+            let spec = &mut obj["spec"];
+            set(spec, "concurrencyPolicy", json!("Allow"));
+            set(spec, "suspend", json!(false));
+            set(spec, "successfulJobsHistoryLimit", json!(3));
+            set(spec, "failedJobsHistoryLimit", json!(1));
+            job(&mut spec["jobTemplate"]["spec"]);
         }
         ("", "services") => {
             let spec = &mut obj["spec"];

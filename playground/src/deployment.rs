@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 
 use crate::api::{Api, UpdateMode};
 use crate::meta;
-use crate::resources::ResourceDef;
 use crate::store::ResKey;
+use crate::workload::{self, is_ready};
 
 const HASH_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
@@ -24,8 +24,7 @@ pub fn template_hash(template: &Value) -> String {
 }
 
 fn owner_ref(owner: &Value, kind: &str) -> Value {
-    json!({"apiVersion": "apps/v1", "kind": kind, "name": meta::name(owner), "uid": meta::uid_of(owner),
-           "controller": true, "blockOwnerDeletion": true})
+    workload::owner_ref(owner, "apps/v1", kind)
 }
 
 fn owned_by<'a, V: std::borrow::Borrow<Value>>(items: &'a [V], owner: &Value) -> Vec<&'a Value> {
@@ -45,31 +44,6 @@ fn owned_by<'a, V: std::borrow::Borrow<Value>>(items: &'a [V], owner: &Value) ->
 
 fn replicas(obj: &Value) -> i64 {
     obj["spec"]["replicas"].as_i64().unwrap_or(1)
-}
-
-fn is_ready(pod: &Value) -> bool {
-    pod["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == "Ready" && c["status"] == "True")
-}
-
-async fn set_status(api: &Api, def: &ResourceDef, obj: &Value, status: Value) {
-    let mut merged = obj["status"].clone();
-    if !merged.is_object() {
-        merged = json!({});
-    }
-    for (k, v) in status.as_object().into_iter().flatten() {
-        merged[k] = v.clone();
-    }
-    if merged == obj["status"] {
-        return;
-    }
-    let mut next = obj.clone();
-    next["status"] = merged;
-    let (ns, name) = (meta::namespace(obj), meta::name(obj));
-    let _ = api.update(def, ns, name, next, UpdateMode::Status, false).await;
 }
 
 /// Deployments: one ReplicaSet per template, the current one at `spec.replicas`.
@@ -147,7 +121,7 @@ pub async fn deployments(api: &Api) {
         if same {
             status["conditions"] = d["status"]["conditions"].clone();
         }
-        set_status(api, &ddef, d, status).await;
+        workload::set_status(api, &ddef, d, status).await;
     }
 }
 
@@ -188,6 +162,6 @@ pub async fn replica_sets(api: &Api) {
         let status = json!({"replicas": have.min(want.max(have)), "readyReplicas": ready,
                             "availableReplicas": ready, "fullyLabeledReplicas": have,
                             "observedGeneration": rs["metadata"]["generation"]});
-        set_status(api, &rdef, rs, status).await;
+        workload::set_status(api, &rdef, rs, status).await;
     }
 }

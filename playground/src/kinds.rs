@@ -25,6 +25,7 @@ pub fn prepare_create(plural: &str, obj: &mut Value) {
             m["labels"]["kubernetes.io/metadata.name"] = json!(name);
         }
         "secrets" if obj["type"].as_str().is_none_or(str::is_empty) => obj["type"] = json!("Opaque"),
+        "jobs" => crate::job::generate_selector(obj),
         _ => {}
     }
 }

@@ -7,8 +7,13 @@
 //!   `lastState.terminated`, ready again after the delay;
 //! - a container whose env takes a non-optional `configMapKeyRef` that does not exist stays
 //!   `waiting` with reason `CreateContainerConfigError` until the key exists;
+//! - a container whose command ends (`program` module: `true`, `false`, `exit N`, `sleep N`, `sh -c`
+//!   scripts of those) terminates that long after it started (`Completed` for 0, else `Error`);
+//!   `restartPolicy` restarts it (Always; OnFailure for non-zero codes) with `restartCount + 1`
+//!   after `CrashLoopBackOff` for the start delay, or leaves it ended;
 //! - conditions `PodScheduled`, `Initialized`, `ContainersReady`, `Ready` (Ready also needs every
-//!   `readinessGates` condition True); phase `Running` once a container runs.
+//!   `readinessGates` condition True); phase `Running` once a container runs (or restarts),
+//!   `Succeeded`/`Failed` once every container ended for good (the kubelet's `getPhase`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,8 +22,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::api::{Api, UpdateMode};
-use crate::meta;
 use crate::store::ResKey;
+use crate::{meta, program};
 
 /// The kubelets of every node, with when each container (by pod uid, name, image) was first seen.
 #[derive(Debug, Default)]
@@ -95,6 +100,31 @@ impl Kubelet {
         seen.entry(key).or_insert_with(Instant::now).elapsed() >= self.delay
     }
 
+    /// How long a container has been running (its start delay after it was last (re)created).
+    fn running_for(&self, uid: &str, name: &str, image: &str) -> Duration {
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let key = (uid.to_string(), name.to_string(), image.to_string());
+        seen.get(&key)
+            .map_or(Duration::ZERO, |t| t.elapsed().saturating_sub(self.delay))
+    }
+
+    /// A terminated container the restart policy restarts: created again (the start delay starts
+    /// over), `restartCount + 1`, the last run in `lastState`; `CrashLoopBackOff` until it runs.
+    fn restart(&self, uid: &str, name: &str, image: &str, old: &Value) -> Value {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.insert(
+            (uid.to_string(), name.to_string(), image.to_string()),
+            Instant::now(),
+        );
+        let restarts = old["restartCount"].as_i64().unwrap_or(0) + 1;
+        let message = format!("back-off 10s restarting failed container={name} pod={uid}");
+        let mut status = old.clone();
+        status["restartCount"] = json!(restarts);
+        status["lastState"] = json!({"terminated": old["state"]["terminated"].clone()});
+        status["state"] = json!({"waiting": {"reason": "CrashLoopBackOff", "message": message}});
+        status
+    }
+
     /// One container's status.
     fn container(&self, api: &Api, pod: &Value, spec: &Value, now: &str) -> Value {
         let name = spec["name"].as_str().unwrap_or_default();
@@ -107,9 +137,25 @@ impl Kubelet {
             .cloned();
         if let Some(old) = &old
             && old["image"] == image
-            && old["state"]["running"].is_object()
         {
-            return old.clone();
+            let uid = meta::uid_of(pod);
+            if old["state"]["running"].is_object() {
+                return match program::exit_of(spec) {
+                    Some(exit) if self.running_for(uid, name, image) >= exit.runs => {
+                        terminated(old, exit.exit_code, now)
+                    }
+                    _ => old.clone(),
+                };
+            }
+            if let Some(code) = old["state"]["terminated"]["exitCode"].as_i64() {
+                if !restarts(pod, code) {
+                    return old.clone();
+                }
+                return self.restart(uid, name, image, old);
+            }
+            if old["state"]["waiting"]["reason"] == "CrashLoopBackOff" && !self.elapsed(uid, name, image) {
+                return old.clone();
+            }
         }
         let restarts = old
             .as_ref()
@@ -167,7 +213,7 @@ impl Kubelet {
             .map(|c| self.container(api, pod, c, &now))
             .collect();
         let all_ready = containers.iter().all(|c| c["ready"] == true);
-        let running = containers.iter().any(|c| c["state"]["running"].is_object());
+        let phase = phase(pod, &containers);
         let conditions = pod["status"]["conditions"]
             .as_array()
             .cloned()
@@ -199,7 +245,16 @@ impl Kubelet {
         }
         let node = pod["spec"]["nodeName"].as_str().unwrap_or_default();
         let index = node.rsplit('-').next().unwrap_or("1");
-        status["phase"] = json!(if running { "Running" } else { "Pending" });
+        if matches!(phase, "Succeeded" | "Failed") {
+            // The kubelet's reason for a pod whose containers all ended.
+            for c in next
+                .iter_mut()
+                .filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady")
+            {
+                c["reason"] = json!("PodCompleted");
+            }
+        }
+        status["phase"] = json!(phase);
         status["conditions"] = json!(next);
         status["containerStatuses"] = json!(containers);
         status["hostIP"] = json!(format!("172.18.0.{}", index.parse::<u32>().unwrap_or(1) + 1));
@@ -264,7 +319,13 @@ impl Kubelet {
             s.iter()
                 .all(|c| c["state"]["running"].is_object() && c["ready"] == true)
         });
-        if all_running {
+        // A container whose command ends changes its status on its own.
+        let ends = pod["spec"]["containers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| program::exit_of(c).is_some());
+        if all_running && !ends {
             let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
             settled.insert(
                 meta::uid_of(pod).to_string(),
@@ -272,6 +333,54 @@ impl Kubelet {
             );
         }
     }
+}
+
+/// Whether the pod's `restartPolicy` restarts a container that exited with `code`.
+fn restarts(pod: &Value, code: i64) -> bool {
+    match pod["spec"]["restartPolicy"].as_str() {
+        Some("Never") => false,
+        Some("OnFailure") => code != 0,
+        _ => true,
+    }
+}
+
+/// A running container that exited: `Completed` for 0, else `Error`, as containerd reports.
+fn terminated(old: &Value, code: i32, now: &str) -> Value {
+    let mut status = old.clone();
+    status["ready"] = json!(false);
+    status["started"] = json!(false);
+    status["state"] = json!({"terminated": {
+        "exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
+        "startedAt": old["state"]["running"]["startedAt"], "finishedAt": now,
+        "containerID": old["containerID"],
+    }});
+    status
+}
+
+/// The pod phase of the kubelet's `getPhase`: Running while a container runs or is being
+/// restarted; Succeeded/Failed once every container ended for good (Failed if any exited
+/// non-zero); Pending before.
+fn phase(pod: &Value, containers: &[Value]) -> &'static str {
+    let exit = |c: &Value| c["state"]["terminated"]["exitCode"].as_i64();
+    if containers.iter().any(|c| c["state"]["running"].is_object()) {
+        return "Running";
+    }
+    let ended: Vec<i64> = containers
+        .iter()
+        .filter_map(exit)
+        .filter(|code| !restarts(pod, *code))
+        .collect();
+    if !containers.is_empty() && ended.len() == containers.len() {
+        return if ended.iter().all(|c| *c == 0) {
+            "Succeeded"
+        } else {
+            "Failed"
+        };
+    }
+    let restarting = containers
+        .iter()
+        .any(|c| exit(c).is_some() || c["lastState"]["terminated"].is_object());
+    if restarting { "Running" } else { "Pending" }
 }
 
 /// A status without the fields that change on every report.

@@ -82,6 +82,91 @@ fn node_status(o: &Value) -> Value {
     json!(s)
 }
 
+fn since(v: &Value) -> Option<i64> {
+    let t = v.as_str().and_then(crate::meta::parse_time)?;
+    Some((time::OffsetDateTime::now_utc() - t).whole_seconds())
+}
+
+fn labels_or_none(v: &Value) -> Value {
+    let pairs: Vec<String> = v
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    json!(if pairs.is_empty() {
+        "<none>".to_string()
+    } else {
+        pairs.join(",")
+    })
+}
+
+fn access_modes(v: &Value) -> Value {
+    let short: Vec<&str> = v
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| match m.as_str()? {
+            "ReadWriteOnce" => Some("RWO"),
+            "ReadOnlyMany" => Some("ROX"),
+            "ReadWriteMany" => Some("RWX"),
+            "ReadWriteOncePod" => Some("RWOP"),
+            _ => None,
+        })
+        .collect();
+    json!(short.join(","))
+}
+
+fn has_condition(o: &Value, kind: &str) -> bool {
+    o["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == kind && c["status"] == "True")
+}
+
+/// `printJob`'s STATUS column.
+fn job_status(o: &Value) -> Value {
+    let status = if has_condition(o, "Complete") {
+        "Complete"
+    } else if has_condition(o, "Failed") {
+        "Failed"
+    } else if !o["metadata"]["deletionTimestamp"].is_null() {
+        "Terminating"
+    } else if has_condition(o, "Suspended") {
+        "Suspended"
+    } else if has_condition(o, "FailureTarget") {
+        "FailureTarget"
+    } else if has_condition(o, "SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    };
+    json!(status)
+}
+
+/// `printJob`'s COMPLETIONS column.
+fn job_completions(o: &Value) -> Value {
+    let succeeded = int(&o["status"]["succeeded"]);
+    let parallelism = int(&o["spec"]["parallelism"]);
+    json!(match o["spec"]["completions"].as_i64() {
+        Some(c) => format!("{succeeded}/{c}"),
+        None if parallelism > 1 => format!("{succeeded}/1 of {parallelism}"),
+        None => format!("{succeeded}/1"),
+    })
+}
+
+/// `printJob`'s DURATION column: start to completion, or to now while running.
+fn job_duration(o: &Value) -> Value {
+    let (Some(start), end) = (
+        since(&o["status"]["startTime"]),
+        since(&o["status"]["completionTime"]),
+    ) else {
+        return json!("");
+    };
+    json!(crate::table::human_duration(start - end.unwrap_or(0)))
+}
+
 /// The columns (between NAME and AGE, plus wide ones after AGE) of a built-in kind; `None` for
 /// kinds printed as NAME and AGE.
 pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> {
@@ -172,6 +257,100 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
                 ("Containers", 1, |o| containers(o, "name")),
                 ("Images", 1, |o| containers(o, "image")),
             ],
+        ),
+        ("apps", "daemonsets") => (
+            vec![
+                ("Desired", 0, |o| {
+                    json!(int(&o["status"]["desiredNumberScheduled"]))
+                }),
+                ("Current", 0, |o| {
+                    json!(int(&o["status"]["currentNumberScheduled"]))
+                }),
+                ("Ready", 0, |o| json!(int(&o["status"]["numberReady"]))),
+                ("Up-to-date", 0, |o| {
+                    json!(int(&o["status"]["updatedNumberScheduled"]))
+                }),
+                ("Available", 0, |o| json!(int(&o["status"]["numberAvailable"]))),
+                ("Node Selector", 0, |o| {
+                    labels_or_none(&o["spec"]["template"]["spec"]["nodeSelector"])
+                }),
+            ],
+            vec![
+                ("Containers", 1, |o| containers(o, "name")),
+                ("Images", 1, |o| containers(o, "image")),
+                ("Selector", 1, selector),
+            ],
+        ),
+        ("batch", "jobs") => (
+            vec![
+                ("Status", 0, job_status),
+                ("Completions", 0, job_completions),
+                ("Duration", 0, job_duration),
+            ],
+            vec![
+                ("Containers", 1, |o| containers(o, "name")),
+                ("Images", 1, |o| containers(o, "image")),
+                ("Selector", 1, selector),
+            ],
+        ),
+        ("batch", "cronjobs") => (
+            vec![
+                ("Schedule", 0, |o| text_or(&o["spec"]["schedule"], "")),
+                ("Timezone", 0, |o| text_or(&o["spec"]["timeZone"], "<none>")),
+                ("Suspend", 0, |o| {
+                    json!(if o["spec"]["suspend"] == true {
+                        "True"
+                    } else {
+                        "False"
+                    })
+                }),
+                ("Active", 0, |o| count(&o["status"]["active"])),
+                ("Last Schedule", 0, |o| {
+                    json!(
+                        since(&o["status"]["lastScheduleTime"])
+                            .map_or("<none>".into(), crate::table::human_duration)
+                    )
+                }),
+            ],
+            vec![],
+        ),
+        ("", "persistentvolumes") => (
+            vec![
+                ("Capacity", 0, |o| text_or(&o["spec"]["capacity"]["storage"], "")),
+                ("Access Modes", 0, |o| access_modes(&o["spec"]["accessModes"])),
+                ("Reclaim Policy", 0, |o| {
+                    text_or(&o["spec"]["persistentVolumeReclaimPolicy"], "")
+                }),
+                ("Status", 0, |o| text_or(&o["status"]["phase"], "")),
+                ("Claim", 0, |o| {
+                    let r = &o["spec"]["claimRef"];
+                    json!(match (r["namespace"].as_str(), r["name"].as_str()) {
+                        (Some(ns), Some(n)) => format!("{ns}/{n}"),
+                        _ => String::new(),
+                    })
+                }),
+                ("StorageClass", 0, |o| text_or(&o["spec"]["storageClassName"], "")),
+                ("VolumeAttributesClass", 0, |o| {
+                    text_or(&o["spec"]["volumeAttributesClassName"], "<unset>")
+                }),
+                ("Reason", 0, |o| text_or(&o["status"]["reason"], "")),
+            ],
+            vec![("VolumeMode", 1, |o| text_or(&o["spec"]["volumeMode"], ""))],
+        ),
+        ("", "persistentvolumeclaims") => (
+            vec![
+                ("Status", 0, |o| text_or(&o["status"]["phase"], "")),
+                ("Volume", 0, |o| text_or(&o["spec"]["volumeName"], "")),
+                ("Capacity", 0, |o| {
+                    text_or(&o["status"]["capacity"]["storage"], "")
+                }),
+                ("Access Modes", 0, |o| access_modes(&o["status"]["accessModes"])),
+                ("StorageClass", 0, |o| text_or(&o["spec"]["storageClassName"], "")),
+                ("VolumeAttributesClass", 0, |o| {
+                    text_or(&o["spec"]["volumeAttributesClassName"], "<unset>")
+                }),
+            ],
+            vec![("VolumeMode", 1, |o| text_or(&o["spec"]["volumeMode"], ""))],
         ),
         ("apps", "controllerrevisions") => (vec![("Revision", 0, |o| json!(int(&o["revision"])))], vec![]),
         ("coordination.k8s.io", "leases") => (

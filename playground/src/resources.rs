@@ -210,6 +210,7 @@ pub fn builtins() -> Vec<ResourceDef> {
         B { gv: "v1", plural: "endpoints", kind: "Endpoints", namespaced: NS, short: &["ep"], subs: &[], generation: false },
         B { gv: "v1", plural: "events", kind: "Event", namespaced: NS, short: &["ev"], subs: &[], generation: false },
         B { gv: "v1", plural: "nodes", kind: "Node", namespaced: CLUSTER, short: &["no"], subs: &[Status], generation: false },
+        B { gv: "v1", plural: "persistentvolumes", kind: "PersistentVolume", namespaced: CLUSTER, short: &["pv"], subs: &[Status], generation: false },
         B { gv: "v1", plural: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: NS, short: &["pvc"], subs: &[Status], generation: false },
         B { gv: "v1", plural: "serviceaccounts", kind: "ServiceAccount", namespaced: NS, short: &["sa"], subs: &[], generation: false },
         B { gv: "v1", plural: "resourcequotas", kind: "ResourceQuota", namespaced: NS, short: &["quota"], subs: &[Status], generation: false },
@@ -223,6 +224,7 @@ pub fn builtins() -> Vec<ResourceDef> {
         B { gv: "apps/v1", plural: "statefulsets", kind: "StatefulSet", namespaced: NS, short: &["sts"], subs: &[Status, Scale], generation: true },
         B { gv: "apps/v1", plural: "daemonsets", kind: "DaemonSet", namespaced: NS, short: &["ds"], subs: &[Status], generation: true },
         B { gv: "batch/v1", plural: "jobs", kind: "Job", namespaced: NS, short: &[], subs: &[Status], generation: true },
+        B { gv: "batch/v1", plural: "cronjobs", kind: "CronJob", namespaced: NS, short: &["cj"], subs: &[Status], generation: true },
         B { gv: "apps/v1", plural: "controllerrevisions", kind: "ControllerRevision", namespaced: NS, short: &[], subs: &[], generation: false },
         B { gv: "events.k8s.io/v1", plural: "events", kind: "Event", namespaced: NS, short: &["ev"], subs: &[], generation: false },
         B { gv: "coordination.k8s.io/v1", plural: "leases", kind: "Lease", namespaced: NS, short: &[], subs: &[], generation: false },
@@ -237,7 +239,14 @@ pub fn builtins() -> Vec<ResourceDef> {
             let (group, version) = b.gv.split_once('/').unwrap_or(("", b.gv));
             let all = matches!(
                 b.plural,
-                "pods" | "services" | "deployments" | "replicasets" | "statefulsets" | "daemonsets" | "jobs"
+                "pods"
+                    | "services"
+                    | "deployments"
+                    | "replicasets"
+                    | "statefulsets"
+                    | "daemonsets"
+                    | "jobs"
+                    | "cronjobs"
             );
             let has_scale = b.subs.contains(&Subresource::Scale);
             ResourceDef {

@@ -1,6 +1,10 @@
-//! Simulated nodes and the scheduler: `nodes` Ready Node objects, and pending pods bound to the
-//! node with the fewest pods among those passing `nodeSelector`, required node affinity and
-//! taints (a `NoSchedule`/`NoExecute` taint must be tolerated).
+//! Simulated nodes and the scheduler: `nodes` Ready Node objects spread over three zones, and
+//! pending pods bound to the node with the fewest pods among those passing the filters of
+//! kube-scheduler's plugins `NodeUnschedulable` (a cordoned node only takes pods tolerating the
+//! `node.kubernetes.io/unschedulable:NoSchedule` taint), `NodeAffinity` (`nodeSelector`, required
+//! node affinity with `matchExpressions` on labels and `matchFields` on `metadata.name`) and
+//! `TaintToleration` (every `NoSchedule`/`NoExecute` taint tolerated, including those the
+//! `node_lifecycle` module sets for cordoned and NotReady nodes).
 
 use serde_json::{Value, json};
 
@@ -11,6 +15,15 @@ use crate::store::ResKey;
 /// The name of the `i`th simulated node (1-based).
 pub fn node_name(i: usize) -> String {
     format!("playground-node-{i}")
+}
+
+/// The `topology.kubernetes.io/region` of every node.
+pub const REGION: &str = "playground";
+
+/// The `topology.kubernetes.io/zone` of the `i`th node (1-based): three zones, round robin.
+pub fn zone(i: usize) -> String {
+    let letter = ["a", "b", "c"][(i.max(1) - 1) % 3];
+    format!("{REGION}-{letter}")
 }
 
 /// Creates `count` Ready nodes (if missing).
@@ -24,6 +37,7 @@ pub async fn create_nodes(api: &Api, count: usize) {
             "metadata": {"name": name, "labels": {
                 "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": "playground",
+                "topology.kubernetes.io/region": REGION, "topology.kubernetes.io/zone": zone(i),
             }},
             "spec": {"podCIDR": format!("10.244.{i}.0/24")},
         });
@@ -78,9 +92,30 @@ fn expression_matches(expr: &Value, node: &Value) -> bool {
     }
 }
 
-/// `nodeSelector`, required node affinity (terms ORed, expressions ANDed) and taints.
+/// A `matchFields` requirement: only `metadata.name` with `In`/`NotIn` is valid (apimachinery's
+/// `nodeaffinity` package rejects other fields).
+fn field_matches(expr: &Value, node: &Value) -> bool {
+    let values = expr["values"].as_array();
+    let listed = values.is_some_and(|v| v.iter().any(|v| v.as_str() == Some(meta::name(node))));
+    match (expr["key"].as_str(), expr["operator"].as_str()) {
+        (Some("metadata.name"), Some("In")) => listed,
+        (Some("metadata.name"), Some("NotIn")) => !listed,
+        _ => false,
+    }
+}
+
+/// The taint a cordoned node carries (`corev1.TaintNodeUnschedulable`).
+pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+
+/// `NodeUnschedulable`, `NodeAffinity` (terms ORed, requirements ANDed, an empty term matches
+/// nothing) and `TaintToleration`.
 pub fn fits(pod: &Value, node: &Value) -> bool {
     let spec = &pod["spec"];
+    let tolerations: Vec<&Value> = spec["tolerations"].as_array().into_iter().flatten().collect();
+    let cordon = json!({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"});
+    if node["spec"]["unschedulable"] == true && !tolerations.iter().any(|t| tolerates(t, &cordon)) {
+        return false;
+    }
     let selector_ok = spec["nodeSelector"]
         .as_object()
         .into_iter()
@@ -90,14 +125,13 @@ pub fn fits(pod: &Value, node: &Value) -> bool {
     let affinity_ok = match required["nodeSelectorTerms"].as_array() {
         None => true,
         Some(terms) => terms.iter().any(|t| {
-            t["matchExpressions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .all(|e| expression_matches(e, node))
+            let exprs = t["matchExpressions"].as_array().map_or(&[][..], Vec::as_slice);
+            let fields = t["matchFields"].as_array().map_or(&[][..], Vec::as_slice);
+            !(exprs.is_empty() && fields.is_empty())
+                && exprs.iter().all(|e| expression_matches(e, node))
+                && fields.iter().all(|e| field_matches(e, node))
         }),
     };
-    let tolerations: Vec<&Value> = spec["tolerations"].as_array().into_iter().flatten().collect();
     let taints_ok = node["spec"]["taints"]
         .as_array()
         .into_iter()
@@ -107,7 +141,8 @@ pub fn fits(pod: &Value, node: &Value) -> bool {
     selector_ok && affinity_ok && taints_ok
 }
 
-fn tolerates(toleration: &Value, taint: &Value) -> bool {
+/// Whether a toleration tolerates a taint (`v1.Toleration.ToleratesTaint`).
+pub fn tolerates(toleration: &Value, taint: &Value) -> bool {
     let key_ok = match toleration["key"].as_str() {
         None | Some("") => toleration["operator"] == "Exists",
         Some(k) => Some(k) == taint["key"].as_str(),
@@ -194,5 +229,32 @@ mod tests {
         assert!(!fits(&affinity("NotIn", "5"), &node));
         let exists = json!({"spec": {"tolerations": [{"operator": "Exists"}]}});
         assert!(fits(&exists, &node));
+    }
+
+    /// DaemonSet pods are pinned with `matchFields` on `metadata.name` (the daemon controller's
+    /// `ReplaceDaemonSetPodNodeNameNodeAffinity`); empty terms match nothing (core/v1 API docs).
+    #[test]
+    fn match_fields_and_empty_terms() {
+        let node = json!({"metadata": {"name": "n1", "labels": {}}, "spec": {}});
+        let pinned = |op: &str, name: &str| {
+            json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": op, "values": [name]}]}]}}}}})
+        };
+        assert!(fits(&pinned("In", "n1"), &node));
+        assert!(!fits(&pinned("In", "n2"), &node));
+        assert!(fits(&pinned("NotIn", "n2"), &node));
+        let empty = json!({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+            {"nodeSelectorTerms": [{}]}}}}});
+        assert!(!fits(&empty, &node));
+    }
+
+    /// `NodeUnschedulable`: a cordoned node takes only pods tolerating its taint.
+    #[test]
+    fn cordoned_nodes_take_tolerating_pods_only() {
+        let node = json!({"metadata": {"name": "n1"}, "spec": {"unschedulable": true}});
+        assert!(!fits(&json!({"spec": {}}), &node));
+        let tolerating = json!({"spec": {"tolerations": [
+            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}});
+        assert!(fits(&tolerating, &node));
     }
 }

@@ -1,5 +1,6 @@
-//! The simulated data plane, one task beside the garbage collector: Deployment and ReplicaSet
-//! controllers, the scheduler and the kubelets of `nodes` Ready nodes. Passes run on every store
+//! The simulated data plane, one task beside the garbage collector: the node lifecycle taints,
+//! the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob and Job controllers, the volume
+//! binder, the scheduler and the kubelets of `nodes` Ready nodes. Passes run on every store
 //! change (at most one per 10 ms) and every 50 ms (so container start delays are honoured closely).
 
 use std::sync::Arc;
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use crate::api::Api;
 use crate::kubelet::Kubelet;
-use crate::{deployment, scheduler};
+use crate::{cronjob, daemonset, deployment, job, node_lifecycle, scheduler, statefulset, volumes};
 
 /// The least time between two passes.
 pub const MIN_PASS_INTERVAL: Duration = Duration::from_millis(10);
@@ -19,8 +20,14 @@ pub async fn run(api: Arc<Api>, nodes: usize, kubelet: Kubelet) {
         let notified = api.store.changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        node_lifecycle::sync(&api).await;
         deployment::deployments(&api).await;
         deployment::replica_sets(&api).await;
+        statefulset::sync(&api).await;
+        daemonset::sync(&api).await;
+        cronjob::sync(&api).await;
+        job::sync(&api).await;
+        volumes::sync(&api).await;
         scheduler::schedule(&api).await;
         kubelet.sync(&api).await;
         // A burst of writes costs one pass, not one each.

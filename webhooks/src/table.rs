@@ -6,73 +6,280 @@
 use crate::{Decision, review::AdmissionRequest, view::ClusterView};
 use kruise_core::Settings;
 
-/// An admission webhook served by kruise-rs, named after its OpenKruise path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Webhook {
-    MutatePod,
-    ValidatePod,
-    ValidateNamespace,
-    ValidateCustomResourceDefinition,
-    ValidateDeployment,
-    ValidateReplicaSet,
-    ValidateStatefulSet,
-    ValidateService,
-    ValidateIngress,
-    ValidateCloneSet,
-    ValidateAdvancedStatefulSet,
-    ValidateUnitedDeployment,
-    MutateSidecarSet,
-    ValidateSidecarSet,
-    MutateCloneSet,
-    ValidatePodUnavailableBudget,
-    ValidateWorkloadSpread,
+/// Declares every webhook once: its variant, OpenKruise path, handler and registrations. Generates the
+/// [`Webhook`] enum with [`Webhook::ALL`], [`Webhook::path`], [`Webhook::handle`], and [`REGISTRATIONS`].
+macro_rules! webhooks {
+    ($(
+        $(#[$doc:meta])*
+        $variant:ident {
+            path: $path:literal,
+            handler: |$request:ident, $view:ident, $settings:ident| $handler:expr,
+            registrations: [$({
+                name: $name:literal,
+                rules: [$($rule:expr),+ $(,)?],
+                scope: $scope:ident,
+                side_effects: $effects:ident,
+                failure_policy: $policy:ident $(,)?
+            }),+ $(,)?] $(,)?
+        }
+    ),+ $(,)?) => {
+        /// An admission webhook served by kruise-rs, named after its OpenKruise path.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Webhook {
+            $($(#[$doc])* $variant),+
+        }
+
+        impl Webhook {
+            /// Every webhook, in declaration order.
+            pub const ALL: &'static [Webhook] = &[$(Webhook::$variant),+];
+
+            /// The URL path, exactly as OpenKruise names it.
+            pub fn path(self) -> &'static str {
+                match self {
+                    $(Webhook::$variant => $path),+
+                }
+            }
+
+            /// Decides one request.
+            pub fn handle(
+                self,
+                request: &AdmissionRequest,
+                view: &impl ClusterView,
+                settings: &Settings,
+            ) -> Decision {
+                match self {
+                    $(Webhook::$variant => {
+                        #[allow(unused_variables)]
+                        let ($request, $view, $settings) = (request, view, settings);
+                        $handler
+                    }),+
+                }
+            }
+        }
+
+        /// Every registration with the webhook it sends requests to, in declaration order: the order of
+        /// the entries of our (and OpenKruise's) webhook configurations.
+        pub const REGISTRATIONS: &[(Webhook, crate::registration::Registration)] = &[$($(
+            (
+                Webhook::$variant,
+                crate::registration::Registration {
+                    name: $name,
+                    rules: &[$($rule),+],
+                    scope: crate::registration::Scope::$scope,
+                    side_effects: crate::registration::SideEffects::$effects,
+                    failure_policy: crate::registration::FailurePolicy::$policy,
+                },
+            )
+        ),+),+];
+    };
+}
+
+use crate::registration::{CU, CUD, KRUISE_VERSIONS, rule};
+
+webhooks! {
+    /// Pod mutation on CREATE: readiness gate, WorkloadSpread (records its booking: NoneOnDryRun), SidecarSet
+    /// injection, container launch priority, PUB annotation.
+    MutatePod {
+        path: "/mutate-pod",
+        handler: |request, view, settings| crate::pod_mutate::mutate(request, view, settings),
+        registrations: [{
+            name: "mpod.kb.io",
+            rules: [rule("", &["v1"], "pods", &["CREATE"])],
+            scope: AllObjects,
+            side_effects: NoneOnDryRun,
+            failure_policy: Fail,
+        }],
+    },
+    MutateCloneSet {
+        path: "/mutate-apps-kruise-io-cloneset",
+        handler: |request, view, settings| crate::crd::cloneset::mutate(request),
+        registrations: [{
+            name: "mcloneset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "clonesets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    MutateSidecarSet {
+        path: "/mutate-apps-kruise-io-sidecarset",
+        handler: |request, view, settings| crate::crd::sidecarset::mutate(request),
+        registrations: [{
+            name: "msidecarset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "sidecarsets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// PodUnavailableBudget protection and WorkloadSpread accounting: they write status, never in dry run.
+    ValidatePod {
+        path: "/validate-pod",
+        handler: |request, view, settings| crate::pod_validate::validate(request, view, settings),
+        registrations: [
+            {
+                name: "vpod.kb.io",
+                rules: [rule("", &["v1"], "pods", &["UPDATE", "DELETE"])],
+                scope: AllObjects,
+                side_effects: NoneOnDryRun,
+                failure_policy: Fail,
+            },
+            {
+                name: "vpodeviction.kb.io",
+                rules: [rule("", &["v1"], "pods/eviction", &["CREATE"])],
+                scope: AllObjects,
+                side_effects: NoneOnDryRun,
+                failure_policy: Fail,
+            },
+        ],
+    },
+    ValidateNamespace {
+        path: "/validate-namespace",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vnamespace.kb.io",
+            rules: [rule("", &["v1"], "namespaces", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateCustomResourceDefinition {
+        path: "/validate-customresourcedefinition",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vcustomresourcedefinition.kb.io",
+            rules: [rule("apiextensions.k8s.io", &["v1"], "customresourcedefinitions", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateDeployment {
+        path: "/validate-apps-deployment",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vbuiltindeployment.kb.io",
+            rules: [rule("apps", &["v1"], "deployments", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateReplicaSet {
+        path: "/validate-apps-replicaset",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vbuiltinreplicaset.kb.io",
+            rules: [rule("apps", &["v1"], "replicasets", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateStatefulSet {
+        path: "/validate-apps-statefulset",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vbuiltinstatefulset.kb.io",
+            rules: [rule("apps", &["v1"], "statefulsets", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateService {
+        path: "/validate-service",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vservice.kb.io",
+            rules: [rule("", &["v1"], "services", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateIngress {
+        path: "/validate-ingress",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vingress.kb.io",
+            rules: [rule("networking.k8s.io", &["v1"], "ingresses", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateWorkloadSpread {
+        path: "/validate-apps-kruise-io-workloadspread",
+        handler: |request, view, settings| crate::crd::workloadspread::validate(request, view),
+        registrations: [{
+            name: "vworkloadspread.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "workloadspreads", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// CloneSet validation and deletion protection: sees every CloneSet.
+    ValidateCloneSet {
+        path: "/validate-apps-kruise-io-cloneset",
+        handler: |request, view, settings| crate::crd::cloneset::validate(request, view, settings),
+        registrations: [{
+            name: "vcloneset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "clonesets", CUD)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateAdvancedStatefulSet {
+        path: "/validate-apps-kruise-io-statefulset",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vstatefulset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "statefulsets", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateUnitedDeployment {
+        path: "/validate-apps-kruise-io-uniteddeployment",
+        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        registrations: [{
+            name: "vuniteddeployment.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "uniteddeployments", CUD)],
+            scope: DeleteProtected,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidatePodUnavailableBudget {
+        path: "/validate-policy-kruise-io-podunavailablebudget",
+        handler: |request, view, settings| crate::crd::podunavailablebudget::validate(request, view),
+        registrations: [{
+            name: "vpodunavailablebudget.kb.io",
+            rules: [rule("policy.kruise.io", KRUISE_VERSIONS, "podunavailablebudgets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    ValidateSidecarSet {
+        path: "/validate-apps-kruise-io-sidecarset",
+        handler: |request, view, settings| crate::crd::sidecarset::validate(request, view),
+        registrations: [{
+            name: "vsidecarset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "sidecarsets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
 }
 
 impl Webhook {
-    /// Every webhook, in the order of OpenKruise's configurations.
-    pub const ALL: &'static [Webhook] = &[
-        Webhook::MutatePod,
-        Webhook::ValidatePod,
-        Webhook::ValidateNamespace,
-        Webhook::ValidateCustomResourceDefinition,
-        Webhook::ValidateDeployment,
-        Webhook::ValidateReplicaSet,
-        Webhook::ValidateStatefulSet,
-        Webhook::ValidateService,
-        Webhook::ValidateIngress,
-        Webhook::ValidateCloneSet,
-        Webhook::ValidateAdvancedStatefulSet,
-        Webhook::ValidateUnitedDeployment,
-        Webhook::MutateSidecarSet,
-        Webhook::ValidateSidecarSet,
-        Webhook::MutateCloneSet,
-        Webhook::ValidatePodUnavailableBudget,
-        Webhook::ValidateWorkloadSpread,
-    ];
-
-    /// The URL path, exactly as OpenKruise names it.
-    pub fn path(self) -> &'static str {
-        match self {
-            Webhook::MutatePod => "/mutate-pod",
-            Webhook::ValidatePod => "/validate-pod",
-            Webhook::ValidateNamespace => "/validate-namespace",
-            Webhook::ValidateCustomResourceDefinition => "/validate-customresourcedefinition",
-            Webhook::ValidateDeployment => "/validate-apps-deployment",
-            Webhook::ValidateReplicaSet => "/validate-apps-replicaset",
-            Webhook::ValidateStatefulSet => "/validate-apps-statefulset",
-            Webhook::ValidateService => "/validate-service",
-            Webhook::ValidateIngress => "/validate-ingress",
-            Webhook::ValidateCloneSet => "/validate-apps-kruise-io-cloneset",
-            Webhook::ValidateAdvancedStatefulSet => "/validate-apps-kruise-io-statefulset",
-            Webhook::ValidateUnitedDeployment => "/validate-apps-kruise-io-uniteddeployment",
-            Webhook::MutateSidecarSet => "/mutate-apps-kruise-io-sidecarset",
-            Webhook::ValidateSidecarSet => "/validate-apps-kruise-io-sidecarset",
-            Webhook::MutateCloneSet => "/mutate-apps-kruise-io-cloneset",
-            Webhook::ValidatePodUnavailableBudget => "/validate-policy-kruise-io-podunavailablebudget",
-            Webhook::ValidateWorkloadSpread => "/validate-apps-kruise-io-workloadspread",
-        }
-    }
-
     /// The webhook served at `path`, if any.
     pub fn from_path(path: &str) -> Option<Webhook> {
         Webhook::ALL.iter().copied().find(|w| w.path() == path)
@@ -88,6 +295,14 @@ impl Webhook {
         self.path().starts_with("/mutate-")
     }
 
+    /// This webhook's registrations.
+    pub fn registrations(self) -> impl Iterator<Item = &'static crate::registration::Registration> {
+        REGISTRATIONS
+            .iter()
+            .filter(move |(w, _)| *w == self)
+            .map(|(_, r)| r)
+    }
+
     /// [`Webhook::handle`] for a caller that can lend the request mutably: `/mutate-pod` then works on the
     /// request's own pod instead of a copy. The request is unchanged afterwards.
     pub fn handle_mut(
@@ -99,38 +314,6 @@ impl Webhook {
         match self {
             Webhook::MutatePod => crate::pod_mutate::mutate_in_place(request, view, settings),
             other => other.handle(request, view, settings),
-        }
-    }
-
-    /// Decides one request.
-    pub fn handle(
-        self,
-        request: &AdmissionRequest,
-        view: &impl ClusterView,
-        settings: &Settings,
-    ) -> Decision {
-        match self {
-            Webhook::MutatePod => crate::pod_mutate::mutate(request, view, settings),
-            Webhook::ValidatePod => crate::pod_validate::validate(request, view, settings),
-            Webhook::ValidateNamespace
-            | Webhook::ValidateCustomResourceDefinition
-            | Webhook::ValidateDeployment
-            | Webhook::ValidateReplicaSet
-            | Webhook::ValidateStatefulSet
-            | Webhook::ValidateService
-            | Webhook::ValidateIngress
-            | Webhook::ValidateAdvancedStatefulSet
-            | Webhook::ValidateUnitedDeployment => {
-                crate::deletion_protection::validate(request, view, settings)
-            }
-            Webhook::ValidateCloneSet => crate::crd::cloneset::validate(request, view, settings),
-            Webhook::MutateSidecarSet => crate::crd::sidecarset::mutate(request),
-            Webhook::ValidateSidecarSet => crate::crd::sidecarset::validate(request, view),
-            Webhook::MutateCloneSet => crate::crd::cloneset::mutate(request),
-            Webhook::ValidatePodUnavailableBudget => {
-                crate::crd::podunavailablebudget::validate(request, view)
-            }
-            Webhook::ValidateWorkloadSpread => crate::crd::workloadspread::validate(request, view),
         }
     }
 }
@@ -149,5 +332,16 @@ mod tests {
         paths.dedup();
         assert_eq!(paths.len(), Webhook::ALL.len());
         assert_eq!(Webhook::from_path("/"), None);
+    }
+
+    #[test]
+    fn every_webhook_is_registered_and_names_are_unique() {
+        for w in Webhook::ALL {
+            assert!(w.registrations().next().is_some(), "{w:?} has no registration");
+        }
+        let mut names: Vec<_> = REGISTRATIONS.iter().map(|(_, r)| r.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), REGISTRATIONS.len());
     }
 }

@@ -22,8 +22,8 @@ fn many_sidecar_sets() -> Vec<Value> {
             2 => json!({"matchExpressions": [{"key": format!("team-{i}"), "operator": "Exists"}]}),
             _ => json!({"matchLabels": {"app": "web"}}),
         };
-        let mut spec =
-            json!({"selector": selector, "containers": [{"name": format!("sidecar-{i}"), "image": "s:1"}]});
+        let mut spec = json!({"selector": selector, "containers": [{"name": format!("sidecar-{i}"), "image": "s:1",
+                "podInjectPolicy": "BeforeAppContainer"}]});
         if i % 4 == 3 {
             // Same labels as the pod, other namespaces.
             spec["namespaceSelector"] =
@@ -38,7 +38,7 @@ fn many_sidecar_sets() -> Vec<Value> {
         "metadata": {"name": "mesh", "annotations": hash},
         "spec": {"selector": {"matchLabels": {"app": "web"}}, "namespace": "shop",
             "initContainers": [{"name": "mesh-init", "image": "mesh-init:1"}],
-            "containers": [{"name": "envoy", "image": "envoy:1", "shareVolumePolicy": {"type": "enabled"},
+            "containers": [{"name": "envoy", "image": "envoy:1", "podInjectPolicy": "BeforeAppContainer", "shareVolumePolicy": {"type": "enabled"},
                             "transferEnv": [{"sourceContainerName": "web", "envNames": ["POD_IP", "REGION"]}]}]}}));
     sets.push(json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": "logs", "annotations": hash},

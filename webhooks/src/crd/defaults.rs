@@ -19,8 +19,11 @@
 //!   downwardAPI and projected, `fieldRef.apiVersion: v1`, `serviceAccountToken.expirationSeconds: 3600`;
 //! * volumeClaimTemplates: `status.phase: Pending`.
 //!
+//! Ephemeral containers get the container defaults but `imagePullPolicy` and `terminationMessage*`, as in
+//! OpenKruise (`SetDefaultPodSpec` in apis/apps/defaults/pod.go).
+//!
 //! Not applied: resource quantities are not rewritten to canonical form (the hash canonicalises them
-//! itself), ephemeral containers and `hostNetwork` host ports (gate off in OpenKruise) are left alone.
+//! itself), `hostNetwork` host ports (gate off in OpenKruise) are left alone.
 
 use json_patch::PatchOperation;
 use serde_json::{Map, Value, json};
@@ -203,6 +206,12 @@ pub fn default_container(m: &mut Mutator, c: &[String], pull: PullDefault, start
         json!("/dev/termination-log"),
     );
     m.set_default_zero(&path(c, &["terminationMessagePolicy"]), json!("File"));
+    default_container_fields(m, c, startup_probe);
+}
+
+/// The defaults OpenKruise's `SetDefaultPodSpec` gives every kind of container, ephemeral ones included:
+/// port protocol, env `fieldRef`, probes, `httpGet` of probes and lifecycle hooks.
+fn default_container_fields(m: &mut Mutator, c: &[String], startup_probe: bool) {
     for j in 0..m.len(&path(c, &["ports"])) {
         let p = path(c, &["ports", &j.to_string()]);
         m.set_default_zero(&path(&p, &["protocol"]), json!("TCP"));
@@ -291,6 +300,10 @@ pub fn default_pod_spec(m: &mut Mutator, spec: &[String]) {
         let c = path(spec, &["containers", &i.to_string()]);
         default_container(m, &c, PullDefault::Always, true);
     }
+    for i in 0..m.len(&path(spec, &["ephemeralContainers"])) {
+        let c = path(spec, &["ephemeralContainers", &i.to_string()]);
+        default_container_fields(m, &c, true);
+    }
 }
 
 #[cfg(test)]
@@ -334,5 +347,27 @@ mod tests {
         again.set_default(&p(&["spec", "updateStrategy", "type"]), json!("B"));
         again.set_default_zero(&p(&["spec", "s"]), json!("w"));
         assert!(again.ops.is_empty());
+    }
+
+    #[test]
+    fn ephemeral_containers_get_port_env_probe_and_hook_defaults() {
+        let spec = json!({"containers": [{"name": "app", "image": "a:1"}], "ephemeralContainers": [{
+            "name": "debug", "image": "busybox",
+            "ports": [{"containerPort": 80}],
+            "env": [{"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
+            "startupProbe": {"httpGet": {"port": 80}},
+            "lifecycle": {"preStop": {"httpGet": {"port": 80}}}}]});
+        let mut m = Mutator::new(spec.clone());
+        default_pod_spec(&mut m, &[]);
+        let out = crate::patch::apply(&spec, &m.ops).unwrap();
+        let debug = &out["ephemeralContainers"][0];
+        assert_eq!(debug["ports"][0]["protocol"], "TCP");
+        assert_eq!(debug["env"][0]["valueFrom"]["fieldRef"]["apiVersion"], "v1");
+        assert_eq!(debug["startupProbe"]["periodSeconds"], 10);
+        assert_eq!(debug["startupProbe"]["httpGet"]["scheme"], "HTTP");
+        assert_eq!(debug["lifecycle"]["preStop"]["httpGet"]["path"], "/");
+        // SetDefaults_Container is not applied to ephemeral containers.
+        assert!(debug.get("imagePullPolicy").is_none());
+        assert!(debug.get("terminationMessagePath").is_none());
     }
 }

@@ -6,6 +6,8 @@
 //! containers (name required / DNS label / unique across both lists, image required and without
 //! surrounding whitespace for pods, terminationMessagePolicy and imagePullPolicy required and supported,
 //! ports (name, number, protocol), env names, volumeMounts (name known, mountPath required and unique),
+//! volumeDevices (name known and of a PVC or ephemeral volume, devicePath required, unique, without `..`;
+//! neither name nor path shared with a volumeMount),
 //! probes (one handler, non-negative numbers, liveness/startup successThreshold 1), native sidecar
 //! `restartPolicy`, probes and lifecycle only on regular or sidecar containers), restartPolicy,
 //! dnsPolicy, nodeSelector labels, activeDeadlineSeconds range, template labels and annotations,
@@ -13,7 +15,7 @@
 //! Not covered (the apiserver still validates the pods it creates): resources, security contexts,
 //! affinity, tolerations, topology spread, DNS config, host namespaces, seccomp/AppArmor annotations.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
@@ -59,9 +61,12 @@ fn items<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
-/// `ValidateVolumes`: the names of the valid volumes, and the errors.
-pub fn validate_volumes(volumes: &[Value], path: &Path) -> (BTreeSet<String>, ErrorList) {
-    let mut names = BTreeSet::new();
+/// The valid volumes by name: true for a block-capable source (`persistentVolumeClaim` or `ephemeral`).
+type Volumes = BTreeMap<String, bool>;
+
+/// `ValidateVolumes`: the valid volumes, and the errors.
+pub fn validate_volumes(volumes: &[Value], path: &Path) -> (Volumes, ErrorList) {
+    let mut names = Volumes::new();
     let mut errs = ErrorList::new();
     for (i, vol) in volumes.iter().enumerate() {
         let p = path.index(i);
@@ -90,11 +95,12 @@ pub fn validate_volumes(volumes: &[Value], path: &Path) -> (BTreeSet<String>, Er
                     .map(|m| invalid(&name_path, name, m)),
             );
         }
-        if names.contains(name) {
+        if names.contains_key(name) {
             el.push(duplicate(&name_path, name));
         }
         if el.is_empty() {
-            names.insert(name.to_string());
+            let block = matches!(sources.first(), Some(&("persistentVolumeClaim" | "ephemeral")));
+            names.insert(name.to_string(), block);
         } else {
             errs.extend(el);
         }
@@ -199,7 +205,7 @@ fn validate_probe(probe: Option<&Value>, path: &Path, must_succeed_once: bool) -
     errs
 }
 
-fn validate_container_common(c: &Value, volumes: &BTreeSet<String>, path: &Path, for_pod: bool) -> ErrorList {
+fn validate_container_common(c: &Value, volumes: &Volumes, path: &Path, for_pod: bool) -> ErrorList {
     let mut errs = ErrorList::new();
     let name = str_at(c, "name");
     if name.is_empty() {
@@ -230,14 +236,25 @@ fn validate_container_common(c: &Value, volumes: &BTreeSet<String>, path: &Path,
             errs.push(required(&path.child("env").index(i).child("name"), ""));
         }
     }
+    let mounts = items(c, "volumeMounts");
+    let devices = items(c, "volumeDevices");
+    let names_and_paths = |list: &'_ [Value], key: &str| -> Vec<(String, String)> {
+        list.iter()
+            .map(|v| (str_at(v, "name").to_string(), str_at(v, key).to_string()))
+            .collect()
+    };
+    let (mount_map, device_map) = (
+        names_and_paths(mounts, "mountPath"),
+        names_and_paths(devices, "devicePath"),
+    );
     let mut mount_paths = BTreeSet::new();
-    for (i, mnt) in items(c, "volumeMounts").iter().enumerate() {
+    for (i, mnt) in mounts.iter().enumerate() {
         let p = path.child("volumeMounts").index(i);
         let mname = str_at(mnt, "name");
         if mname.is_empty() {
             errs.push(required(&p.child("name"), ""));
         }
-        if !volumes.contains(mname) {
+        if !volumes.contains_key(mname) {
             errs.push(not_found(&p.child("name"), mname));
         }
         let mpath = str_at(mnt, "mountPath");
@@ -247,7 +264,27 @@ fn validate_container_common(c: &Value, volumes: &BTreeSet<String>, path: &Path,
         if !mount_paths.insert(mpath.to_string()) {
             errs.push(invalid(&p.child("mountPath"), mpath, "must be unique"));
         }
+        if device_map.iter().any(|(n, _)| n == mname) {
+            errs.push(invalid(
+                &p.child("name"),
+                mname,
+                "must not already exist in volumeDevices",
+            ));
+        }
+        if device_map.iter().any(|(_, dp)| dp == mpath) {
+            errs.push(invalid(
+                &p.child("mountPath"),
+                mpath,
+                "must not already exist as a path in volumeDevices",
+            ));
+        }
     }
+    errs.extend(validate_volume_devices(
+        devices,
+        &mount_map,
+        volumes,
+        &path.child("volumeDevices"),
+    ));
     match str_at(c, "imagePullPolicy") {
         "Always" | "IfNotPresent" | "Never" => {}
         "" => errs.push(required(&path.child("imagePullPolicy"), "")),
@@ -263,6 +300,69 @@ fn validate_container_common(c: &Value, volumes: &BTreeSet<String>, path: &Path,
             image,
             "must not have leading or trailing whitespace",
         ));
+    }
+    errs
+}
+
+/// `ValidateVolumeDevices`: `mounts` are the container's volumeMounts as (name, mountPath).
+fn validate_volume_devices(
+    devices: &[Value],
+    mounts: &[(String, String)],
+    volumes: &Volumes,
+    path: &Path,
+) -> ErrorList {
+    let mut errs = ErrorList::new();
+    let (mut names, mut paths) = (BTreeSet::new(), BTreeSet::new());
+    for (i, dev) in devices.iter().enumerate() {
+        let p = path.index(i);
+        let (name, dpath) = (str_at(dev, "name"), str_at(dev, "devicePath"));
+        if name.is_empty() {
+            errs.push(required(&p.child("name"), ""));
+        }
+        if names.contains(name) {
+            errs.push(invalid(&p.child("name"), name, "must be unique"));
+        }
+        match volumes.get(name) {
+            Some(false) => errs.push(invalid(
+                &p.child("name"),
+                name,
+                "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode",
+            )),
+            Some(true) => {}
+            None => errs.push(not_found(&p.child("name"), name)),
+        }
+        if dpath.is_empty() {
+            errs.push(required(&p.child("devicePath"), ""));
+        }
+        if paths.contains(dpath) {
+            errs.push(invalid(&p.child("devicePath"), dpath, "must be unique"));
+        }
+        if !dpath.is_empty() && dpath.split('/').any(|part| part == "..") {
+            errs.push(invalid(
+                &p.child("devicePath"),
+                dpath,
+                "can not contain backsteps ('..')",
+            ));
+        } else {
+            paths.insert(dpath);
+        }
+        if mounts.iter().any(|(n, _)| n == name) {
+            errs.push(invalid(
+                &p.child("name"),
+                name,
+                "must not already exist in volumeMounts",
+            ));
+        }
+        if mounts.iter().any(|(_, mp)| mp == dpath) {
+            errs.push(invalid(
+                &p.child("devicePath"),
+                dpath,
+                "must not already exist as a path in volumeMounts",
+            ));
+        }
+        if !name.is_empty() {
+            names.insert(name);
+        }
     }
     errs
 }

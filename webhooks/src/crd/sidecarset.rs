@@ -18,9 +18,9 @@
 //! and their upgradeType may not change; when all that passes, conflicts with every other SidecarSet
 //! whose selectors overlap (same container name, a different volume of the same name, conflicting
 //! Overwrite annotations).
-//!
-//! Not checked (OpenKruise checks them): the syntax of `targetContainersNameRegex` (Go RE2) and of the
-//! resource expressions.
+//! `targetContainersNameRegex` is compiled by the `regex` crate (RE2 syntax, as Go's; the error text is the
+//! crate's description in Go's frame) and each resource expression is parsed by the calculator the pod
+//! webhook evaluates it with.
 
 use serde_json::{Value, json};
 
@@ -31,7 +31,7 @@ use super::meta::{
     validate_object_meta, validate_positive_int_or_percent,
 };
 use super::{KRUISE_NAMESPACE, Which, check_decodes, check_version, judged, raw_object, refuse};
-use crate::{Decision, review::AdmissionRequest, view::ClusterView};
+use crate::{Decision, pod_mutate::sidecarset::resources, review::AdmissionRequest, view::ClusterView};
 
 /// `kruise.io/sidecarset-hash`.
 pub const HASH_ANNOTATION: &str = "kruise.io/sidecarset-hash";
@@ -720,15 +720,43 @@ fn validate_resources_policy(c: &Value, path: &Path) -> ErrorList {
             "invalid empty regex",
         ));
     }
+    let regex = str_at(policy, "targetContainersNameRegex");
+    if let Some(problem) = resources::regex_problem(regex).filter(|_| !regex.is_empty()) {
+        errs.push(invalid(
+            &path.child("targetContainersNameRegex"),
+            regex,
+            format!("invalid regex pattern: {problem}"),
+        ));
+    }
     let expr = policy.get("resourcesExpr").unwrap_or(&Value::Null);
+    let epath = path.child("resourcesExpr");
     if present(expr, "limits").is_none() && present(expr, "requests").is_none() {
         errs.push(invalid(
-            &path.child("resourcesExpr"),
+            &epath,
             GoValue::Raw(
                 "v1beta1.ResourcesExpr{Limits:(*v1beta1.ResourceExprLimits)(nil), Requests:(*v1beta1.ResourceExprRequests)(nil)}".into(),
             ),
             "at least one of limits or requests must be configured",
         ));
+        return errs;
+    }
+    for kind in ["limits", "requests"] {
+        let Some(exprs) = present(expr, kind) else {
+            continue;
+        };
+        for variable in ["cpu", "memory"] {
+            let text = str_at(exprs, variable);
+            if let Some(problem) = (!text.is_empty())
+                .then(|| resources::expression_problem(text, variable))
+                .flatten()
+            {
+                errs.push(invalid(
+                    &epath.child(kind).child(variable),
+                    text,
+                    format!("invalid expression: {problem}"),
+                ));
+            }
+        }
     }
     errs
 }
@@ -883,6 +911,13 @@ fn validate_container_updates(spec: &Value, old: &Value) -> ErrorList {
     errs
 }
 
+/// A volume with the core/v1 volume defaults applied.
+fn defaulted_volume(volume: &Value) -> Value {
+    let mut m = Mutator::new(json!([volume]));
+    default_volumes(&mut m, &[]);
+    m.doc.as_array_mut().and_then(|a| a.pop()).unwrap_or(Value::Null)
+}
+
 fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
     let sp = Path::new("spec");
     let mut errs = ErrorList::new();
@@ -959,10 +994,11 @@ fn validate_conflicts(obj: &Value, others: &[Value]) -> ErrorList {
     for v in items(spec, "volumes") {
         let vname = str_at(v, "name");
         if let Some(other) = volumes_in_others.get(vname) {
+            // Both sides as defaulting leaves them: a stored SidecarSet may never have been defaulted.
             let same = items(other.get("spec").unwrap_or(&Value::Null), "volumes")
                 .iter()
                 .find(|ov| str_at(ov, "name") == vname)
-                .is_some_and(|ov| ov == v);
+                .is_some_and(|ov| defaulted_volume(ov) == defaulted_volume(v));
             if !same {
                 let other_name = other
                     .pointer("/metadata/name")

@@ -11,10 +11,12 @@
 //!   `maxReplicas` then, `rescheduleCriticalSeconds` within `0..=295/(subsets-1)`;
 //! * `targetFilter.selector` valid;
 //! * no other WorkloadSpread of the namespace targets the same workload;
+//! * a subset `patch`, when the target is a CloneSet or an apps/v1 StatefulSet that exists: strategic-merged
+//!   into its pod template (volumeClaimTemplates added as volumes), the result must pass Kubernetes' pod
+//!   spec validation ([`super::podspec`]), errors under `spec.subsets[i].patch`. OpenKruise also looks up
+//!   an apps/v1 StatefulSet for an `apps.kruise.io` target, as done here. A patch that does not merge is
+//!   reported alone (OpenKruise goes on to validate an empty pod);
 //! * on UPDATE, `targetRef` (group, kind, name) may not change.
-//!
-//! Not checked: a subset `patch` applied to the workload's template (OpenKruise validates the patched
-//! pod when the workload exists).
 
 use serde_json::Value;
 
@@ -27,7 +29,12 @@ use super::meta::{
     validate_object_meta_update,
 };
 use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
-use crate::{Decision, review::AdmissionRequest, view::ClusterView};
+use crate::{
+    Decision,
+    pod_mutate::workloadspread::strategic_merge::{self, Schema},
+    review::AdmissionRequest,
+    view::ClusterView,
+};
 
 const GROUP: &str = "apps.kruise.io";
 const KIND: &str = "WorkloadSpread";
@@ -63,7 +70,8 @@ pub fn validate(request: &AdmissionRequest, view: &impl ClusterView) -> Decision
         .filter_map(|w| serde_json::to_value(&**w).ok())
         .collect();
     let whitelist = super::configuration_value(view, "WorkloadSpread_Watch_Custom_Workload_WhiteList");
-    let mut errs = validate_workloadspread(&obj, &others, whitelist.as_deref());
+    let template = target_template(&obj, &namespace, view);
+    let mut errs = validate_workloadspread(&obj, &others, whitelist.as_deref(), template.as_ref());
     if request.operation == crate::Operation::Update {
         let old = match v1beta1(request, Which::Old) {
             Ok(o) => o,
@@ -109,8 +117,85 @@ fn whitelisted(target: &Value, whitelist: Option<&str>) -> bool {
     })
 }
 
-/// Every create-time check on a v1beta1 WorkloadSpread; `others` are the WorkloadSpreads of its namespace.
-pub fn validate_workloadspread(obj: &Value, others: &[Value], whitelist: Option<&str>) -> ErrorList {
+/// The groups a built-in target kind may have.
+fn target_groups(kind: &str) -> Option<&'static [&'static str]> {
+    match kind {
+        "CloneSet" => Some(&["apps.kruise.io"]),
+        "Deployment" | "ReplicaSet" => Some(&["apps"]),
+        "Job" => Some(&["batch"]),
+        "StatefulSet" => Some(&["apps", "apps.kruise.io"]),
+        _ => None,
+    }
+}
+
+/// The pod template subset patches are checked against: that of the target CloneSet or apps/v1 StatefulSet
+/// (`validateWorkloadSpreadSpec` in pkg/webhook/workloadspread/validating), with its volumeClaimTemplates as
+/// `persistentVolumeClaim` volumes (`withVolumeClaimTemplates`).
+fn target_template(obj: &Value, namespace: &str, view: &impl ClusterView) -> Option<Value> {
+    let target = obj.pointer("/spec/targetRef").filter(|t| !t.is_null())?;
+    let (kind, name) = (str_at(target, "kind"), str_at(target, "name"));
+    let group = group_of(str_at(target, "apiVersion")).ok()?;
+    if name.is_empty() || !target_groups(kind)?.contains(&group) {
+        return None;
+    }
+    let workload = match kind {
+        "CloneSet" => serde_json::to_value(&*view.clone_set(namespace, name)?),
+        "StatefulSet" => serde_json::to_value(&*view.stateful_set(namespace, name)?),
+        _ => return None,
+    }
+    .ok()?;
+    let mut template = workload.pointer("/spec/template").cloned().unwrap_or(Value::Null);
+    let claims: Vec<Value> = items(
+        workload.get("spec").unwrap_or(&Value::Null),
+        "volumeClaimTemplates",
+    )
+    .iter()
+    .map(|c| {
+        let name = c.pointer("/metadata/name").cloned().unwrap_or(Value::Null);
+        serde_json::json!({"name": name, "persistentVolumeClaim": {"claimName": name}})
+    })
+    .collect();
+    if !claims.is_empty() {
+        if !template.is_object() {
+            template = serde_json::json!({});
+        }
+        let spec = &mut template["spec"];
+        if !spec.is_object() {
+            *spec = serde_json::json!({});
+        }
+        match spec.get_mut("volumes").and_then(Value::as_array_mut) {
+            Some(volumes) => volumes.extend(claims),
+            None => spec["volumes"] = Value::Array(claims),
+        }
+    }
+    Some(template)
+}
+
+/// A subset `patch` merged into `template`: the pod spec validation of the result.
+fn validate_patch(patch: &Value, template: &Value, path: &Path) -> ErrorList {
+    let mut pod = template.clone();
+    let merged = match patch.as_object() {
+        Some(map) => strategic_merge::merge(&mut pod, map, Schema::Pod).map_err(|e| e.to_string()),
+        None => Err("invalid JSON document".to_string()),
+    };
+    if let Err(e) = merged {
+        return vec![invalid(
+            path,
+            patch.to_string(),
+            format!("failed to merge patch: {e}"),
+        )];
+    }
+    super::podspec::validate_pod_spec(pod.get("spec").unwrap_or(&Value::Null), path, false)
+}
+
+/// Every create-time check on a v1beta1 WorkloadSpread; `others` are the WorkloadSpreads of its namespace,
+/// `template` the target's pod template when subset patches are checked against it.
+pub fn validate_workloadspread(
+    obj: &Value,
+    others: &[Value],
+    whitelist: Option<&str>,
+    template: Option<&Value>,
+) -> ErrorList {
     let null = Value::Null;
     let spec = obj.get("spec").unwrap_or(&null);
     let sp = Path::new("spec");
@@ -134,14 +219,7 @@ pub fn validate_workloadspread(obj: &Value, others: &[Value], whitelist: Option<
                 ));
             } else {
                 let kind = str_at(t, "kind");
-                let groups: Option<&[&str]> = match kind {
-                    "CloneSet" => Some(&["apps.kruise.io"]),
-                    "Deployment" | "ReplicaSet" => Some(&["apps"]),
-                    "Job" => Some(&["batch"]),
-                    "StatefulSet" => Some(&["apps", "apps.kruise.io"]),
-                    _ => None,
-                };
-                match groups {
+                match target_groups(kind) {
                     Some(groups) => {
                         let ok = group_of(str_at(t, "apiVersion")).is_ok_and(|g| groups.contains(&g));
                         if !ok {
@@ -166,7 +244,7 @@ pub fn validate_workloadspread(obj: &Value, others: &[Value], whitelist: Option<
         }
     }
     let subsets = items(spec, "subsets");
-    errs.extend(validate_subsets(subsets, target, &sp.child("subsets")));
+    errs.extend(validate_subsets(subsets, target, template, &sp.child("subsets")));
     let ss = spec.get("scheduleStrategy").unwrap_or(&null);
     let ssp = sp.child("scheduleStrategy");
     let stype = str_at(ss, "type");
@@ -356,7 +434,12 @@ fn validate_tolerations(tolerations: &[Value], path: &Path) -> ErrorList {
     errs
 }
 
-fn validate_subsets(subsets: &[Value], target: Option<&Value>, path: &Path) -> ErrorList {
+fn validate_subsets(
+    subsets: &[Value],
+    target: Option<&Value>,
+    template: Option<&Value>,
+    path: &Path,
+) -> ErrorList {
     let mut errs = ErrorList::new();
     if subsets.is_empty() {
         errs.push(required(path, "subsets number must >= 1 in WorkloadSpread"));
@@ -398,6 +481,9 @@ fn validate_subsets(subsets: &[Value], target: Option<&Value>, path: &Path) -> E
             items(s, "tolerations"),
             &p.child("tolerations"),
         ));
+        if let (Some(patch), Some(template)) = (present(s, "patch"), template) {
+            errs.extend(validate_patch(patch, template, &p.child("patch")));
+        }
         let Some(max) = present(s, "maxReplicas") else {
             continue;
         };

@@ -42,7 +42,8 @@ mod hash;
 mod index;
 mod metadata;
 mod plan;
-mod resources;
+mod pod_containers;
+pub(crate) mod resources;
 mod revision;
 
 use std::{
@@ -136,7 +137,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         .unwrap_or_default();
     let mut injected_list = listed.clone();
 
-    let containers = build::PodContainers::of(pod);
+    let containers = pod_containers::PodContainers::of(pod);
     let now = clock::now_rfc3339();
     let mut init_containers: Vec<Produced> = Vec::new();
     let mut sidecars: Vec<Produced> = Vec::new();
@@ -364,14 +365,14 @@ fn matching<'a>(
 /// it again would change nothing but the timestamp.
 fn already_injected(
     r: &Resolved<'_>,
-    pod: &build::PodContainers<'_>,
+    pod: &pod_containers::PodContainers<'_>,
     hashes: &BTreeMap<String, UpgradeSpec>,
     listed: &BTreeSet<String>,
 ) -> bool {
     let recorded = hashes
         .get(&r.entry.name)
         .is_some_and(|h| !h.hash.is_empty() && h.hash == r.hash);
-    let present = |list: &[Value], name: &str| list.iter().any(|c| build::name(c) == name);
+    let present = |list: &[Value], name: &str| list.iter().any(|c| pod_containers::name(c) == name);
     recorded
         && listed.contains(&r.entry.name)
         && r.plan

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
-use super::build::{name, str_field};
+use super::pod_containers::{name, str_field};
 use crate::patch;
 
 /// A container to put into a pod list.

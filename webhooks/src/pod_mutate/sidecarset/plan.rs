@@ -9,10 +9,7 @@ use kruise_api::apps_v1beta1::{
 };
 use serde_json::{Value, json};
 
-use super::resources::Policy;
-
-/// The env var marking a container as injected.
-pub(crate) const IS_INJECTED: &str = "IS_INJECTED";
+use super::{pod_containers::IS_INJECTED, resources::Policy};
 
 /// How a `patchPodMetadata` entry treats a key the pod already has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,9 +96,9 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Prepares a spec. The SidecarSet defaults OpenKruise's SidecarSet webhook applies are applied here too
-    /// (`podInjectPolicy`: containers `BeforeAppContainer`, init containers `AfterAppContainer`), so a SidecarSet
-    /// stored without them behaves as it would in OpenKruise. An error names what makes the SidecarSet invalid.
+    /// Prepares a spec. A sidecar without `podInjectPolicy` (a SidecarSet stored without defaulting) is placed
+    /// after the app containers, as OpenKruise's pod webhook does. An error names what makes the SidecarSet
+    /// invalid.
     pub(crate) fn new(spec: &SidecarSetSpec) -> Result<Plan, String> {
         let volumes: Vec<&k8s_openapi::api::core::v1::Volume> = spec.volumes.iter().flatten().collect();
         // A name listed twice resolves to its last definition, as OpenKruise's map does.
@@ -195,9 +192,9 @@ fn sidecar(
     let before = match &c.pod_inject_policy {
         Some(PodInjectPolicyType::BeforeAppContainer) => true,
         Some(PodInjectPolicyType::AfterAppContainer) => false,
-        // Defaulted by the SidecarSet webhook; an empty or unknown value is placed after, as OpenKruise does.
-        None => is_container,
-        Some(PodInjectPolicyType::Other(_)) => false,
+        // A SidecarSet stored without defaulting: OpenKruise's pod webhook places an empty or unknown value
+        // after the app containers (`mergeSidecarContainers` in pkg/webhook/pod/mutating/sidecarset.go).
+        None | Some(PodInjectPolicyType::Other(_)) => false,
     };
     let native = !is_container && c.restart_policy.as_deref() == Some("Always");
     let hot = c.upgrade_strategy.upgrade_type == Some(SidecarContainerUpgradeType::HotUpgrade);

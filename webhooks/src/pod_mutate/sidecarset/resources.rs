@@ -39,7 +39,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use self::{calc::Value as Calculated, quantity::Quantity};
-use super::build::{PodContainers, name, str_field};
+use super::pod_containers::{PodContainers, name, str_field};
 use crate::{Denial, crd::field::go_quote};
 
 /// A target container: its list, its index there, the container.
@@ -78,9 +78,9 @@ impl Policy {
         let pattern = policy.target_containers_name_regex.clone().unwrap_or_default();
         let regex = Regex::new(&pattern).map_err(|e| {
             format!(
-                "invalid regex pattern {}: error parsing regexp: {}: `{pattern}`",
+                "invalid regex pattern {}: {}",
                 go_quote(&pattern),
-                regex_error(&e)
+                regex_error(&pattern, &e)
             )
         });
         let expr = &policy.resources_expr;
@@ -258,8 +258,24 @@ fn has_word(text: &str, word: &str) -> bool {
     })
 }
 
-/// The one-line description of a `regex` compile error (its message is a multi-line diagram).
-fn regex_error(e: &regex::Error) -> String {
+/// OpenKruise's SidecarSet validation of `targetContainersNameRegex`: the error of a pattern that does not
+/// compile, in Go's frame (`error parsing regexp: …: `pattern``).
+pub(crate) fn regex_problem(pattern: &str) -> Option<String> {
+    Regex::new(pattern).err().map(|e| regex_error(pattern, &e))
+}
+
+/// OpenKruise's SidecarSet validation of one `resourcesExpr` expression for `variable` (`cpu`, `memory`).
+pub(crate) fn expression_problem(expr: &str, variable: &str) -> Option<String> {
+    calc::check(expr, variable).err()
+}
+
+/// A `regex` compile error in Go's frame, with the crate's one-line description (its message is a
+/// multi-line diagram).
+fn regex_error(pattern: &str, e: &regex::Error) -> String {
+    format!("error parsing regexp: {}: `{pattern}`", regex_description(e))
+}
+
+fn regex_description(e: &regex::Error) -> String {
     match e {
         regex::Error::Syntax(text) => text
             .lines()
@@ -290,7 +306,7 @@ mod tests {
     fn regex_errors_are_one_line() {
         let pattern = String::from("(");
         let e = Regex::new(&pattern).unwrap_err();
-        let text = regex_error(&e);
+        let text = regex_description(&e);
         assert!(!text.contains('\n') && !text.is_empty(), "{text}");
     }
 }

@@ -220,7 +220,7 @@ struct Parser<'a> {
     lexer: Lexer<'a>,
     look: Token<'a>,
     variable: &'a str,
-    value: &'a Quantity,
+    value: &'a Value,
     /// The last semantic error (a later one replaces an earlier one).
     error: Option<String>,
 }
@@ -283,7 +283,7 @@ impl<'a> Parser<'a> {
                 if self.look != Token::Char(b'(') {
                     let lowered = go_text(name, true);
                     return Ok(if lowered == self.variable {
-                        Some(Value::Quantity(self.value.clone()))
+                        Some(self.value.clone())
                     } else {
                         self.fail(format!("undefined variable: {lowered}"))
                     });
@@ -441,6 +441,16 @@ pub(crate) fn go_format_g(f: f64) -> String {
 /// Evaluates `expr` with the one variable `variable` (`cpu` or `memory`) bound to `value`. The error is
 /// OpenKruise's calculator error.
 pub(crate) fn evaluate(expr: &str, variable: &str, value: &Quantity) -> Result<Value, String> {
+    evaluate_with(expr, variable, &Value::Quantity(value.clone()))
+}
+
+/// OpenKruise's SidecarSet validation of an expression: it must evaluate with `variable` bound to the number 1
+/// (`validateResourceExpression` in pkg/webhook/sidecarset/validating/sidecarset_create_update_handler.go).
+pub(crate) fn check(expr: &str, variable: &str) -> Result<(), String> {
+    evaluate_with(expr, variable, &Value::Number(1.0)).map(|_| ())
+}
+
+fn evaluate_with(expr: &str, variable: &str, value: &Value) -> Result<Value, String> {
     let mut lexer = Lexer {
         input: expr.as_bytes(),
         pos: 0,
