@@ -37,6 +37,8 @@ pub struct Api {
     pub bookmark_interval: std::time::Duration,
     /// Requests answered, by verb and resource.
     pub requests: crate::request_counts::RequestCounts,
+    /// Where webhook `clientConfig.service`s resolve to (conversion webhooks).
+    pub webhook_address: Option<std::net::SocketAddr>,
 }
 
 impl std::fmt::Debug for Api {
@@ -47,8 +49,11 @@ impl std::fmt::Debug for Api {
     }
 }
 
-/// The storage key of a resource.
+/// The storage key of a resource (`events.k8s.io` events share the core events' storage).
 pub fn key(def: &ResourceDef) -> ResKey {
+    if crate::events::is_events_api(def) {
+        return ResKey::new("", "events");
+    }
     ResKey::new(&def.group, &def.plural)
 }
 
@@ -61,6 +66,7 @@ impl Api {
             admission,
             bookmark_interval: std::time::Duration::from_secs(60),
             requests: Default::default(),
+            webhook_address: None,
         };
         let ns_key = ResKey::new("", "namespaces");
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
@@ -122,6 +128,7 @@ impl Api {
         let mut obj = validate::object_body(obj)?;
         obj["apiVersion"] = json!(def.api_version());
         obj["kind"] = json!(def.kind);
+        crate::schema::prepare(def, &mut obj);
         validate::request_namespace(def, ns, &mut obj)?;
         if !meta::resource_version(&obj).is_empty() {
             return Err(ApiError::bad_request(
@@ -169,6 +176,7 @@ impl Api {
         if self.store.get(&key(def), meta::namespace(&obj), &name).is_some() {
             return Err(ApiError::already_exists(&def.group_resource(), &name));
         }
+        let obj = self.to_storage(def, obj).await?;
         let stored = self
             .store
             .create(&key(def), obj)
@@ -188,6 +196,7 @@ impl Api {
         dry_run: bool,
     ) -> Result<Value, ApiError> {
         let mut obj = validate::object_body(obj)?;
+        crate::schema::prepare(def, &mut obj);
         validate::request_namespace(def, ns, &mut obj)?;
         let body_name = meta::name(&obj);
         if !body_name.is_empty() && body_name != name {
@@ -204,6 +213,13 @@ impl Api {
         if !wanted_rv.is_empty() && wanted_rv != meta::resource_version(&current) {
             return Err(ApiError::stale(&gr, name));
         }
+        // A custom resource is updated in the request's version (see `conversion`).
+        let stored_rv = meta::resource_version(&current).to_string();
+        let current = if def.crd.is_some() || crate::events::is_events_api(def) {
+            self.present(def, current).await?
+        } else {
+            current
+        };
         let mut new = merge_update(def, &current, obj, mode);
         if def.builtin && mode == UpdateMode::Main {
             crate::defaults::apply(&def.group, &def.plural, &mut new);
@@ -239,9 +255,10 @@ impl Api {
         if dry_run {
             return Ok(new);
         }
+        let new = self.to_storage(def, new).await?;
         let stored = self
             .store
-            .update(&key(def), meta::resource_version(&current), new)
+            .update(&key(def), &stored_rv, new)
             .map_err(|e| match e {
                 StoreError::NotFound => ApiError::not_found(&gr, name),
                 _ => ApiError::stale(&gr, name),

@@ -143,18 +143,26 @@ impl Api {
                 );
                 return Err(ApiError::conflict(&gr, name, &why));
             }
-            let attrs = Attributes {
-                api: self,
-                operation: Operation::Delete,
-                resource: def,
-                subresource: None,
-                namespace: ns,
-                name,
-                object: None,
-                old_object: Some(&current),
-                dry_run: opts.dry_run,
-            };
             if admit {
+                // Webhooks see a custom resource in the request's version (see `conversion`).
+                let converted;
+                let old = if def.crd.is_some() {
+                    converted = self.present(def, current.clone()).await?;
+                    &converted
+                } else {
+                    &current
+                };
+                let attrs = Attributes {
+                    api: self,
+                    operation: Operation::Delete,
+                    resource: def,
+                    subresource: None,
+                    namespace: ns,
+                    name,
+                    object: None,
+                    old_object: Some(old),
+                    dry_run: opts.dry_run,
+                };
                 self.admit(attrs, None).await?;
             }
             let next = deleting_state(def, &current, opts);

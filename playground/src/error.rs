@@ -266,10 +266,23 @@ impl FieldError {
         }
     }
 
+    /// A field error of another kind whose detail is already rendered (`Unsupported value: …`).
+    pub fn other(kind: &'static str, field: &str, rendered: String) -> Self {
+        FieldError {
+            kind,
+            field: field.into(),
+            detail: rendered,
+        }
+    }
+
     fn body(&self) -> String {
+        let with = |t: &str| match self.detail.as_str() {
+            "" => t.to_string(),
+            d => format!("{t}: {d}"),
+        };
         match self.kind {
-            "FieldValueRequired" => format!("Required value: {}", self.detail),
-            "FieldValueForbidden" => format!("Forbidden: {}", self.detail),
+            "FieldValueRequired" => with("Required value"),
+            "FieldValueForbidden" => with("Forbidden"),
             _ => self.detail.clone(),
         }
     }

@@ -53,18 +53,18 @@ fn name(p: &ApiPath) -> &str {
 }
 
 /// GET of an object or its status/scale subresource.
-pub fn get(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
+pub async fn get(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
     let obj = api
         .store
         .get(&key(def), ns(p), name(p))
         .ok_or_else(|| ApiError::not_found(&def.group_resource(), name(p)))?;
+    if req.wants_metadata() && p.subresource.is_none() {
+        return Ok(json_response(StatusCode::OK, &table::partial(&obj)));
+    }
+    let obj = api.present(def, obj).await?;
     if p.subresource.as_deref() == Some("scale") {
         return Ok(json_response(StatusCode::OK, &scale::to_scale(def, &obj)));
     }
-    if req.wants_metadata() {
-        return Ok(json_response(StatusCode::OK, &table::partial(&obj)));
-    }
-    let obj = output(def, obj);
     if req.wants_table() {
         return Ok(json_response(StatusCode::OK, &table::table(def, &[obj], "")));
     }
@@ -100,7 +100,7 @@ pub fn select(
 }
 
 /// GET of a collection, with selectors, `limit` and `continue`.
-pub fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
+pub async fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
     let (mut items, rv) = select(api, def, p, req)?;
     let b64 = base64::engine::general_purpose::STANDARD;
     if let Some(token) = req.query.get("continue").filter(|c| !c.is_empty()) {
@@ -133,7 +133,7 @@ pub fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<
         list_meta["remainingItemCount"] = json!(remaining);
     }
     if req.wants_table() {
-        let items: Vec<Value> = items.into_iter().map(|o| output(def, o)).collect();
+        let items = api.present_all(def, items).await?;
         let mut t = table::table(def, &items, &rv.to_string());
         t["metadata"] = list_meta;
         return Ok(json_response(StatusCode::OK, &t));
@@ -144,10 +144,11 @@ pub fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<
             "metadata": list_meta, "items": items});
         return Ok(json_response(StatusCode::OK, &list));
     }
-    let items: Vec<Value> = items
+    let items: Vec<Value> = api
+        .present_all(def, items)
+        .await?
         .into_iter()
-        .map(|o| {
-            let mut o = output(def, o);
+        .map(|mut o| {
             if def.builtin {
                 // kube-apiserver leaves kind/apiVersion out of built-in list items.
                 o.as_object_mut()
@@ -166,8 +167,26 @@ pub fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<
 /// POST of a collection.
 pub async fn create(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
     let obj = body(req)?;
+    let warnings = field_validation(def, req, &obj)?;
     let created = api.create(def, ns(p), obj, req.dry_run()).await?;
-    Ok(json_response(StatusCode::CREATED, &output(def, created)))
+    let resp = json_response(StatusCode::CREATED, &api.present(def, created).await?);
+    Ok(with_warnings(resp, &warnings))
+}
+
+/// The request's `fieldValidation` applied to a custom resource body (see `schema`).
+pub fn field_validation(def: &ResourceDef, req: &Request, obj: &Value) -> Result<Vec<String>, ApiError> {
+    let mode = req.query.get("fieldValidation").map(String::as_str);
+    crate::schema::field_validation(def, mode, obj)
+}
+
+/// Adds one `Warning: 299 - "<text>"` header per warning, as kube-apiserver does.
+pub fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&format!("299 - {w:?}")) {
+            resp.headers_mut().append(axum::http::header::WARNING, v);
+        }
+    }
+    resp
 }
 
 /// POST of `pods/<name>/eviction` or `pods/<name>/binding`.
@@ -186,9 +205,9 @@ pub async fn create_sub(
         obj["apiVersion"] = json!(api_version);
         obj["kind"] = json!(kind);
     }
-    if api.store.get(&key(def), ns(p), name(p)).is_none() {
+    let Some(pod) = api.store.get(&key(def), ns(p), name(p)) else {
         return Err(ApiError::not_found(&def.group_resource(), name(p)));
-    }
+    };
     // Webhooks registered for pods/eviction or pods/binding CREATE see the subresource object.
     let attrs = crate::admission::Attributes {
         api,
@@ -205,6 +224,7 @@ pub async fn create_sub(
     match p.subresource.as_deref() {
         Some("eviction") => {
             let opts = DeleteOptions::parse(obj.get("deleteOptions"), &req.query);
+            crate::disruption::check_eviction(api, &pod, opts.dry_run).await?;
             api.delete_admitted(def, ns(p), name(p), &opts, false).await?;
             let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
             Ok(json_response(StatusCode::CREATED, &status))
@@ -251,19 +271,22 @@ pub async fn update(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) ->
     if p.subresource.as_deref() == Some("scale") {
         return scale::update(api, def, ns(p), name(p), obj, req.dry_run()).await;
     }
+    let warnings = field_validation(def, req, &obj)?;
     let updated = api
         .update(def, ns(p), name(p), obj, mode(p), req.dry_run())
         .await?;
-    Ok(json_response(StatusCode::OK, &output(def, updated)))
+    let resp = json_response(StatusCode::OK, &api.present(def, updated).await?);
+    Ok(with_warnings(resp, &warnings))
 }
 
 /// PATCH of an object or a subresource.
 pub async fn patch(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
     let (code, obj) = patch::patch(api, def, p, req, mode(p)).await?;
+    let obj = api.present(def, obj).await?;
     let body = if p.subresource.as_deref() == Some("scale") {
         scale::to_scale(def, &obj)
     } else {
-        output(def, obj)
+        obj
     };
     Ok(json_response(code, &body))
 }
@@ -279,23 +302,23 @@ fn delete_options(req: &Request) -> Result<DeleteOptions, ApiError> {
 
 /// The answer to a delete that removed the object: the object for pods, services and
 /// namespaces, else a Success Status naming it.
-fn removed_body(def: &ResourceDef, last: Value) -> Value {
+async fn removed_body(api: &Api, def: &ResourceDef, last: Value) -> Result<Value, ApiError> {
     if def.return_deleted_object {
-        return output(def, last);
+        return api.present(def, last).await;
     }
     let mut details = json!({"name": meta::name(&last), "kind": def.plural, "uid": meta::uid_of(&last)});
     if !def.group.is_empty() {
         details["group"] = json!(def.group);
     }
-    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
+    Ok(json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}))
 }
 
 /// DELETE of an object.
 pub async fn delete(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
     let opts = delete_options(req)?;
     let body = match api.delete(def, ns(p), name(p), &opts).await? {
-        Deleted::Removed(last) => removed_body(def, last),
-        Deleted::Pending(obj) => output(def, obj),
+        Deleted::Removed(last) => removed_body(api, def, last).await?,
+        Deleted::Pending(obj) => api.present(def, obj).await?,
     };
     Ok(json_response(StatusCode::OK, &body))
 }
@@ -312,11 +335,12 @@ pub async fn delete_collection(
     let mut deleted = vec![];
     for o in items {
         match api.delete(def, meta::namespace(&o), meta::name(&o), &opts).await {
-            Ok(Deleted::Removed(v) | Deleted::Pending(v)) => deleted.push(output(def, v)),
+            Ok(Deleted::Removed(v) | Deleted::Pending(v)) => deleted.push(v),
             Err(e) if e.code == 404 => {}
             Err(e) => return Err(e),
         }
     }
+    let deleted = api.present_all(def, deleted).await?;
     let list = json!({
         "kind": format!("{}List", def.kind), "apiVersion": def.api_version(),
         "metadata": {"resourceVersion": api.store.revision().to_string()}, "items": deleted,

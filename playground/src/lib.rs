@@ -18,6 +18,8 @@
 pub mod admission;
 pub mod api;
 pub mod apply;
+pub mod conversion;
+pub mod crd;
 pub mod cron;
 pub mod cronjob;
 pub mod daemonset;
@@ -25,7 +27,9 @@ pub mod defaults;
 pub mod delete;
 pub mod deployment;
 pub mod discovery;
+pub mod disruption;
 pub mod error;
+pub mod events;
 pub mod faults;
 pub mod gc;
 pub mod handlers;
@@ -46,6 +50,7 @@ pub mod resources;
 pub mod routes;
 pub mod scale;
 pub mod scheduler;
+pub mod schema;
 mod seed;
 pub mod selectors;
 pub mod simulation;
@@ -144,6 +149,7 @@ impl Playground {
         }));
         let mut api = Api::new(options.history_limit, hooks);
         api.bookmark_interval = options.bookmark_interval;
+        api.webhook_address = options.webhook_address;
         let api = Arc::new(api);
         let handle = axum_server::Handle::new();
         let config = axum_server::tls_rustls::RustlsConfig::from_config(rustls);
@@ -155,7 +161,13 @@ impl Playground {
             }
         });
         let addr = handle.listening().await.ok_or(StartError::NotListening)?;
-        let controllers = tokio::spawn(gc::run(api.clone(), options.pod_termination_delay));
+        let (gc, disruption) = (
+            gc::run(api.clone(), options.pod_termination_delay),
+            disruption::run(api.clone()),
+        );
+        let controllers = tokio::spawn(async move {
+            tokio::join!(gc, disruption);
+        });
         let simulation = (options.nodes > 0).then(|| {
             let kubelet = kubelet::Kubelet::new(options.kubelet_delay);
             tokio::spawn(simulation::run(api.clone(), options.nodes, kubelet))

@@ -99,6 +99,7 @@ pub async fn patch(
             let manager = req.query.get("fieldManager").cloned().unwrap_or_default();
             let force = req.query.get("force").is_some_and(|f| f == "true");
             let applied = apply::parse(&req.body)?;
+            crate::handlers::field_validation(def, req, &applied)?;
             let Some(current) = current else {
                 if mode != UpdateMode::Main {
                     return Err(ApiError::not_found(&gr, name));
@@ -107,6 +108,7 @@ pub async fn patch(
                 let created = api.create(def, ns, obj, req.dry_run()).await?;
                 return Ok((StatusCode::CREATED, created));
             };
+            let current = api.present(def, current).await?;
             let mut next =
                 apply::apply_to(def, &current, &applied, &manager, force, p.subresource.as_deref())?;
             meta::metadata_mut(&mut next)
@@ -117,12 +119,16 @@ pub async fn patch(
             }
         }
         let current = current.ok_or_else(|| ApiError::not_found(&gr, name))?;
+        let current = api.present(def, current).await?;
         let doc = if p.subresource.as_deref() == Some("scale") {
             scale::to_scale(def, &current)
         } else {
-            crate::handlers::output(def, current.clone())
+            current.clone()
         };
         let patched = apply_patch(def, &ct, &doc, &req.body)?;
+        if p.subresource.as_deref() != Some("scale") {
+            crate::handlers::field_validation(def, req, &patched)?;
+        }
         let user_rv = meta::resource_version(&patched).to_string();
         let pinned = user_rv != meta::resource_version(&current);
         let result = if p.subresource.as_deref() == Some("scale") {

@@ -135,6 +135,7 @@ pub fn crd_resources(crd: &Value) -> Vec<ResourceDef> {
                 has_generation: true,
                 return_deleted_object: false,
                 printer_columns,
+                crd: Some(std::sync::Arc::new(crate::crd::CrdInfo::of(crd, v))),
             })
         })
         .collect()

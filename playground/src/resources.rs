@@ -100,6 +100,8 @@ pub struct ResourceDef {
     pub return_deleted_object: bool,
     /// CRD printer columns (custom resources only).
     pub printer_columns: Vec<PrinterColumn>,
+    /// Storage version, conversion and schema (custom resources only).
+    pub crd: Option<std::sync::Arc<crate::crd::CrdInfo>>,
 }
 
 impl ResourceDef {
@@ -211,6 +213,12 @@ pub fn builtins() -> Vec<ResourceDef> {
         B { gv: "v1", plural: "persistentvolumes", kind: "PersistentVolume", namespaced: CLUSTER, short: &["pv"], subs: &[Status], generation: false },
         B { gv: "v1", plural: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: NS, short: &["pvc"], subs: &[Status], generation: false },
         B { gv: "v1", plural: "serviceaccounts", kind: "ServiceAccount", namespaced: NS, short: &["sa"], subs: &[], generation: false },
+        B { gv: "v1", plural: "resourcequotas", kind: "ResourceQuota", namespaced: NS, short: &["quota"], subs: &[Status], generation: false },
+        B { gv: "v1", plural: "limitranges", kind: "LimitRange", namespaced: NS, short: &["limits"], subs: &[], generation: false },
+        B { gv: "rbac.authorization.k8s.io/v1", plural: "roles", kind: "Role", namespaced: NS, short: &[], subs: &[], generation: false },
+        B { gv: "rbac.authorization.k8s.io/v1", plural: "rolebindings", kind: "RoleBinding", namespaced: NS, short: &[], subs: &[], generation: false },
+        B { gv: "rbac.authorization.k8s.io/v1", plural: "clusterroles", kind: "ClusterRole", namespaced: CLUSTER, short: &[], subs: &[], generation: false },
+        B { gv: "rbac.authorization.k8s.io/v1", plural: "clusterrolebindings", kind: "ClusterRoleBinding", namespaced: CLUSTER, short: &[], subs: &[], generation: false },
         B { gv: "apps/v1", plural: "deployments", kind: "Deployment", namespaced: NS, short: &["deploy"], subs: &[Status, Scale], generation: true },
         B { gv: "apps/v1", plural: "replicasets", kind: "ReplicaSet", namespaced: NS, short: &["rs"], subs: &[Status, Scale], generation: true },
         B { gv: "apps/v1", plural: "statefulsets", kind: "StatefulSet", namespaced: NS, short: &["sts"], subs: &[Status, Scale], generation: true },
@@ -256,6 +264,7 @@ pub fn builtins() -> Vec<ResourceDef> {
                 has_generation: b.generation,
                 return_deleted_object: matches!(b.plural, "pods" | "services" | "namespaces"),
                 printer_columns: vec![],
+                crd: None,
             }
         })
         .collect()

@@ -184,6 +184,7 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
         "/version" | "/version/" => return Ok(json_response(StatusCode::OK, &discovery::version())),
         "/healthz" | "/livez" | "/readyz" => return Ok((StatusCode::OK, "ok").into_response()),
         "/openapi/v3" | "/openapi/v3/" => return Ok(json_response(StatusCode::OK, &openapi::root(api))),
+        "/openapi/v2" | "/openapi/v2/" => return Ok(openapi::v2(&req)),
         _ => {}
     }
     if let Some(gv) = path.strip_prefix("/openapi/v3/") {
@@ -218,8 +219,8 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
             let watching = req.query.get("watch").is_some_and(|w| w == "true" || w == "1");
             match (&req.method, &p.name) {
                 (&Method::GET, None) if watching => watch::serve(api.clone(), def, p, req),
-                (&Method::GET, None) => handlers::list(api, &def, &p, &req),
-                (&Method::GET, Some(_)) => handlers::get(api, &def, &p, &req),
+                (&Method::GET, None) => handlers::list(api, &def, &p, &req).await,
+                (&Method::GET, Some(_)) => handlers::get(api, &def, &p, &req).await,
                 (&Method::POST, None) => handlers::create(api, &def, &p, &req).await,
                 (&Method::POST, Some(_)) if p.subresource.is_some() => {
                     handlers::create_sub(api, &def, &p, &req).await

@@ -70,6 +70,7 @@ pub async fn apply_scale(
     let Some(replicas) = scale["spec"]["replicas"].as_i64() else {
         return Ok(current);
     };
+    let current = api.present(def, current).await?;
     let mut next = current.clone();
     meta::set_path(&mut next, &paths.spec_replicas, json!(replicas));
     meta::metadata_mut(&mut next).insert("resourceVersion".into(), json!(meta::resource_version(&current)));

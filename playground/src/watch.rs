@@ -22,7 +22,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::api::{Api, key};
 use crate::error::ApiError;
-use crate::handlers::{output, select};
+use crate::handlers::select;
 use crate::meta;
 use crate::resources::ResourceDef;
 use crate::routes::{ApiPath, Request};
@@ -123,7 +123,10 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let mut last_rv = start;
         for obj in initial {
-            yield line("ADDED", &render(&def, obj, view));
+            match render(&api, &def, obj, view).await {
+                Ok(o) => yield line("ADDED", &o),
+                Err(e) => { yield line("ERROR", &e.status()); return; }
+            }
         }
         if send_initial {
             let mark = json!({"kind": def.kind, "apiVersion": def.api_version(), "metadata": {
@@ -133,7 +136,10 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         for e in replay {
             last_rv = e.rv;
             if let Some(kind) = filter.view(&e) {
-                yield line(kind.as_str(), &render(&def, e.object.clone(), view));
+                match render(&api, &def, e.object.clone(), view).await {
+                    Ok(o) => yield line(kind.as_str(), &o),
+                    Err(e) => { yield line("ERROR", &e.status()); return; }
+                }
             }
         }
         let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
@@ -151,7 +157,10 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
                         if e.key == res_key && e.rv > last_rv
                             && let Some(kind) = filter.view(&e)
                         {
-                            yield line(kind.as_str(), &render(&def, e.object.clone(), view));
+                            match render(&api, &def, e.object.clone(), view).await {
+                                Ok(o) => yield line(kind.as_str(), &o),
+                                Err(e) => { yield line("ERROR", &e.status()); break; }
+                            }
                         }
                         // The channel is ordered: everything up to here has been seen.
                         last_rv = last_rv.max(e.rv);
@@ -174,15 +183,17 @@ enum View {
     Metadata,
 }
 
-fn render(def: &ResourceDef, obj: Value, view: View) -> Value {
-    match view {
-        View::Object => output(def, obj),
+/// An event's object as the watcher asked for it; custom resources in the watched version (a
+/// conversion failure ends the watch with an ERROR event, as kube-apiserver's watch encoder).
+async fn render(api: &Api, def: &ResourceDef, obj: Value, view: View) -> Result<Value, ApiError> {
+    Ok(match view {
+        View::Object => api.present(def, obj).await?,
         View::Metadata => crate::table::partial(&obj),
         View::Table => {
             let rv = meta::resource_version(&obj).to_string();
-            crate::table::table(def, &[output(def, obj)], &rv)
+            crate::table::table(def, &[api.present(def, obj).await?], &rv)
         }
-    }
+    })
 }
 
 fn stream_response(body: Body) -> Response {

@@ -300,12 +300,13 @@ async fn crds_register_resources_and_refuse_strategic_merge() {
     );
 
     let discovery = kube::Discovery::new(client.clone()).run().await.unwrap();
-    let gvk = GroupVersionKind::gvk("apps.kruise.io", "v1alpha1", "SidecarSet");
+    // v1beta1 is the storage version: no conversion webhook (none runs here) is needed.
+    let gvk = GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "SidecarSet");
     let (ar, caps) = discovery.resolve_gvk(&gvk).expect("SidecarSet is discovered");
     assert_eq!(caps.scope, kube::discovery::Scope::Cluster);
     let sidecarsets: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
     let obj: DynamicObject = serde_json::from_value(
-        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": "s"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "containers": []}}),
     )
     .unwrap();

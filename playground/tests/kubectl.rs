@@ -165,7 +165,9 @@ async fn kruise_crds_then_get_sidecarsets() {
     let empty = kubectl.run(&["get", "sidecarsets"]).await;
     assert!(empty.success, "{empty:?}");
     assert_eq!(empty.stderr.trim(), "No resources found");
-    let sidecarset = "apiVersion: apps.kruise.io/v1alpha1
+    // The storage version (v1beta1): without kruise-rs running, another version could not be
+    // converted (a 500, as kube-apiserver answers when the conversion webhook is down).
+    let sidecarset = "apiVersion: apps.kruise.io/v1beta1
 kind: SidecarSet
 metadata: {name: logging}
 spec:

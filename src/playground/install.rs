@@ -8,6 +8,7 @@ use k8s_openapi::api::{
     admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
     core::v1::{Namespace, Service},
 };
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::{Api, Client, api::PostParams};
 use serde_json::json;
 
@@ -85,7 +86,20 @@ pub async fn wait_ready(client: &Client, kruise: &Kruise) -> Result<(), Playgrou
                 .map(|w| w.client_config.ca_bundle.as_ref()),
         );
         let caches = kruise.readiness().check().is_ok();
-        if m_ok && v_ok && caches {
+        // The playground converts custom resources through the CRDs' conversion webhook: it
+        // must trust kruise-rs there too.
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        let mut crds_ok = true;
+        for crd in kruise_api::crds() {
+            let stored = crds.get(&crd.metadata.name.unwrap_or_default()).await?;
+            let webhook = stored.spec.conversion.and_then(|c| c.webhook);
+            crds_ok &= published(
+                webhook
+                    .iter()
+                    .map(|w| w.client_config.as_ref().and_then(|c| c.ca_bundle.as_ref())),
+            );
+        }
+        if m_ok && v_ok && caches && crds_ok {
             return Ok(());
         }
         if start.elapsed() > READY_TIMEOUT {

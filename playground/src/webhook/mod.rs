@@ -218,7 +218,15 @@ impl AdmissionHook for Webhooks {
             if a.operation != Operation::Delete {
                 check_configuration(&a)?;
             }
-            let object = self.mutate(&a).await?;
+            let mut object = self.mutate(&a).await?;
+            // The strategy's validation runs between the two phases, as in kube-apiserver: a
+            // custom resource is pruned, defaulted and checked against its version's schema.
+            if let Some(o) = object.as_mut()
+                && a.resource.crd.is_some()
+            {
+                crate::schema::prepare(a.resource, o);
+                crate::schema::check(a.resource, o)?;
+            }
             let changed = object.as_ref() != a.object;
             let attrs = Attributes {
                 object: object.as_ref(),
