@@ -137,7 +137,13 @@ impl Cluster {
     }
 
     /// The stored objects of a resource in `ns` ("" for cluster-scoped).
-    pub fn list(&self, (group, _, plural): Res, ns: &str) -> Vec<Value> {
+    pub fn list(&self, res: Res, ns: &str) -> Vec<Value> {
+        if res == EVENTS {
+            // Both Event APIs share one store, in the core shape, as kube-apiserver keeps them.
+            let core = self.api().store.list(&ResKey::new("", "events"), Some(ns)).0;
+            return core.into_iter().map(kruise_playground::events::from_core).collect();
+        }
+        let (group, _, plural) = res;
         self.api().store.list(&ResKey::new(group, plural), Some(ns)).0
     }
 
