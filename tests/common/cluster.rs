@@ -141,7 +141,10 @@ impl Cluster {
         if res == EVENTS {
             // Both Event APIs share one store, in the core shape, as kube-apiserver keeps them.
             let core = self.api().store.list(&ResKey::new("", "events"), Some(ns)).0;
-            return core.into_iter().map(kruise_playground::events::from_core).collect();
+            return core
+                .into_iter()
+                .map(kruise_playground::events::from_core)
+                .collect();
         }
         let (group, _, plural) = res;
         self.api().store.list(&ResKey::new(group, plural), Some(ns)).0
