@@ -63,7 +63,7 @@ pub use index::{
 use self::{
     apply::Produced,
     index::NAMESPACE_NAME_LABEL,
-    metadata::{Annotations, UpgradeSpec},
+    metadata::Annotations,
     revision::{Failure, Resolved},
 };
 use super::{PodContext, StepOutput, StepResult};
@@ -73,6 +73,41 @@ use crate::{Denial, patch, view::ClusterView};
 pub const SIDECARSET_INJECTED_LIST: &str = "kruise.io/sidecarset-injected-list";
 /// The pod annotation recording which container of each hot-upgrade pair is working.
 pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
+
+pub use metadata::UpgradeSpec;
+
+/// A pod's `kruise.io/sidecarset-hash(-without-image)` records by SidecarSet name (the legacy
+/// `{name: hash}` form converted), as injection reads them; the SidecarSet controller reads them too.
+pub fn read_records(value: Option<&str>) -> Result<BTreeMap<String, UpgradeSpec>, String> {
+    metadata::parse_upgrade_specs(value)
+}
+
+/// The JSON text of hash records, as injection writes it.
+pub fn write_records(records: &BTreeMap<String, UpgradeSpec>) -> String {
+    metadata::write_upgrade_specs(records)
+}
+
+/// A SidecarSet's `sidecarList` (container names and native init container names, sorted).
+pub fn sidecar_list(spec: &kruise_api::apps_v1beta1::SidecarSetSpec) -> Result<Vec<String>, String> {
+    plan::Plan::new(spec).map(|p| p.sidecar_list)
+}
+
+/// The annotation values `patchPodMetadata` changes on a pod with `annotations` (every policy, as on
+/// injection; the SidecarSet controller re-applies it on each in-place upgrade).
+pub fn patch_pod_metadata(
+    spec: &kruise_api::apps_v1beta1::SidecarSetSpec,
+    annotations: &BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, String> {
+    let plan = plan::Plan::new(spec)?;
+    let pod = serde_json::json!({ "metadata": { "annotations": annotations } });
+    let mut working = Annotations::of(&pod);
+    metadata::patch_pod_metadata(&mut working, &plan.patch_pod_metadata)?;
+    Ok(working
+        .changed()
+        .into_iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect())
+}
 
 /// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod.
 pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepResult {

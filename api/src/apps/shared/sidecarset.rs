@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 
 use k8s_openapi::api::core::v1::{Container, ObjectFieldSelector};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -344,4 +344,35 @@ pub struct SidecarSetStatus {
     /// Hash collision counter used to name revisions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+    /// kruise-rs only (OpenKruise writes none): `Progressing` says whether the rollout moves and, when
+    /// it does not, why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<SidecarSetCondition>>,
+}
+
+/// The condition type kruise-rs reports the rollout of a SidecarSet under.
+pub const SIDECARSET_PROGRESSING: &str = "Progressing";
+
+/// A condition of a SidecarSet (kruise-rs).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(transform = crate::common::Required(&["type", "status"]))]
+pub struct SidecarSetCondition {
+    /// Condition type.
+    #[serde(default, rename = "type")]
+    #[schemars(transform = crate::common::no_default)]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    #[serde(default)]
+    #[schemars(transform = crate::common::no_default)]
+    pub status: String,
+    /// Last time the status or reason changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    /// Machine-readable reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }

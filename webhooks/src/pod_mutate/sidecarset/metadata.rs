@@ -45,14 +45,18 @@ impl<'a> Annotations<'a> {
         self.changes.insert(key.into(), value.into());
     }
 
+    /// The values set that differ from the pod's.
+    pub(crate) fn changed(&self) -> Vec<(&String, &String)> {
+        self.changes
+            .iter()
+            .filter(|(k, v)| self.original(k) != Some(v.as_str()))
+            .collect()
+    }
+
     /// Operations writing every changed value: one `add` of the whole map when the pod has none (or `null`),
     /// else one `add` per key whose value differs.
     pub(crate) fn patch(&self, pod: &Value) -> Vec<PatchOperation> {
-        let changed: Vec<(&String, &String)> = self
-            .changes
-            .iter()
-            .filter(|(k, v)| self.original(k) != Some(v.as_str()))
-            .collect();
+        let changed = self.changed();
         if changed.is_empty() {
             return Vec::new();
         }
@@ -170,23 +174,23 @@ where
 
 /// One SidecarSet's record in `kruise.io/sidecarset-hash(-without-image)`, fields in OpenKruise's order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct UpgradeSpec {
+pub struct UpgradeSpec {
     /// RFC 3339; `null` for records converted from the legacy `name → hash` form.
     #[serde(rename = "updateTimestamp", default)]
-    pub(crate) update_timestamp: Option<String>,
+    pub update_timestamp: Option<String>,
     #[serde(rename = "hash", default, deserialize_with = "null_as_default")]
-    pub(crate) hash: String,
+    pub hash: String,
     #[serde(rename = "sidecarSetName", default, deserialize_with = "null_as_default")]
-    pub(crate) sidecar_set_name: String,
+    pub sidecar_set_name: String,
     #[serde(rename = "sidecarList", default)]
-    pub(crate) sidecar_list: Option<Vec<String>>,
+    pub sidecar_list: Option<Vec<String>>,
     #[serde(
         rename = "controllerRevision",
         default,
         deserialize_with = "null_as_default",
         skip_serializing_if = "String::is_empty"
     )]
-    pub(crate) controller_revision: String,
+    pub controller_revision: String,
 }
 
 /// Parses a pod's hash annotation: `{name: UpgradeSpec}`, or the legacy `{name: hash}`.
