@@ -28,6 +28,7 @@ pub mod revision;
 pub mod rfc3339;
 pub mod scale;
 pub mod scatter;
+pub mod sidecarset;
 pub mod status;
 pub mod update;
 pub mod workload_spread;

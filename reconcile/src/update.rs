@@ -144,13 +144,14 @@ pub fn sort_candidates(ctx: &Ctx<'_>, candidates: &mut Vec<&PodRecord>) {
 }
 
 /// A `priorityStrategy` with its selectors read once.
-struct Priority<'a> {
+pub struct Priority<'a> {
     weights: Vec<(Selector<'a>, i64)>,
     orders: &'a [UpdatePriorityOrderTerm],
 }
 
 impl<'a> Priority<'a> {
-    fn new(s: &'a UpdatePriorityStrategy) -> Self {
+    /// Reads the strategy's selectors once.
+    pub fn new(s: &'a UpdatePriorityStrategy) -> Self {
         Priority {
             weights: s
                 .weight_priority
@@ -165,7 +166,7 @@ impl<'a> Priority<'a> {
     /// The sort key: smaller first. Weights: the negated sum of matching weights. Order keys: the index
     /// of the first key the pod has (-1 without any, so those go first, as in OpenKruise), then the
     /// negated integer suffix of its value.
-    fn key(&self, p: &PodRecord) -> (i64, i64) {
+    pub fn key(&self, p: &PodRecord) -> (i64, i64) {
         if !self.weights.is_empty() {
             let w: i64 = self
                 .weights

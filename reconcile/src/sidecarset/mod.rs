@@ -1,0 +1,479 @@
+//! The SidecarSet controller's planner (OpenKruise's `pkg/controller/sidecarset`, docs/sidecarset-controller.md):
+//! a SidecarSet, the pods of the namespaces it selects, its latest revision, the upgrades still in
+//! flight and the time in; the status, the pods to upgrade in place (image-only patches), the pod
+//! conditions and the events out.
+//!
+//! Steps as `Processor.UpdateSidecarSet`: matched pods (A.3), status (A.8), upgrades in flight,
+//! `NotUpdate` / `paused`, all updated, then the choice (`GetNextUpgradePods`: not updated, selected by
+//! `updateStrategy.selector`, upgradable, not mid-upgrade; ActivePods order, `priorityStrategy`,
+//! `scatterStrategy`; the last `partition` kept; `maxUnavailable`, rounded up, over updated pods that
+//! are not consistent and ready). Beyond OpenKruise: the `Progressing` status condition says why a
+//! rollout does not move, and upgrades in flight time out and are dropped with their pod.
+
+pub mod pod_facts;
+pub mod upgrade;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kruise_api::PodRecord;
+use kruise_api::apps_v1beta1::{
+    SIDECARSET_PROGRESSING, SidecarSet, SidecarSetCondition, SidecarSetStatus, SidecarSetUpdateStrategyType,
+};
+use kruise_core::selector::selects;
+
+use crate::arithmetic::{self, InvalidIntOrPercent};
+use crate::pods;
+use crate::update::Priority;
+
+pub use pod_facts::{SIDECARSET_INPLACE_UPDATE_STATE, SetFacts};
+pub use upgrade::SIDECARSET_UPGRADABLE;
+
+/// How long an upgrade may stay unseen in the cache before it is forgotten (OpenKruise waits forever,
+/// openkruise/kruise#1168).
+pub const IN_FLIGHT_TIMEOUT: Duration = Duration::from_secs(60);
+/// While an upgrade is in flight, look again this soon.
+pub const IN_FLIGHT_RECHECK: Duration = Duration::from_secs(1);
+/// How many pod names a condition message lists.
+const NAMES_SHOWN: usize = 5;
+
+/// A pod upgraded and not yet seen with the new hash, by pod UID (`UpdateExpectations`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InFlight {
+    /// Pod UID → (the hash it was upgraded to, when).
+    pub pods: BTreeMap<String, (String, Timestamp)>,
+}
+
+/// What one pass plans from.
+pub struct Input<'a> {
+    pub sidecar_set: &'a SidecarSet,
+    /// The pods of the namespaces `namespaceSelector` selects (all namespaces without one).
+    pub pods: &'a [&'a PodRecord],
+    /// The latest ControllerRevision's name, if one is kept.
+    pub latest_revision: Option<&'a str>,
+    /// The collision count the revision was named with.
+    pub collision_count: i32,
+    /// The upgrades the previous passes made.
+    pub in_flight: &'a InFlight,
+    pub now: Timestamp,
+}
+
+/// A pod by identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodRef {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+/// One in-place upgrade: the pod patch, then the `SidecarSetUpgradable` status patch (if it changes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Upgrade {
+    pub pod: PodRef,
+    pub patch: serde_json::Value,
+    pub condition: Option<serde_json::Value>,
+}
+
+/// An event on the SidecarSet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub warning: bool,
+    pub reason: String,
+    pub message: String,
+}
+
+/// What one pass does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub status: SidecarSetStatus,
+    /// The status differs from the stored one.
+    pub status_changed: bool,
+    /// `SidecarSetUpgradable=False` patches for pods that cannot be upgraded in place.
+    pub not_upgradable: Vec<(PodRef, serde_json::Value)>,
+    pub upgrades: Vec<Upgrade>,
+    pub events: Vec<Event>,
+    /// The upgrades in flight after this pass (the loop adds none: the planner already did).
+    pub in_flight: InFlight,
+    pub requeue_after: Option<Duration>,
+}
+
+/// A SidecarSet the planner cannot work with.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    IntOrPercent(#[from] InvalidIntOrPercent),
+    #[error("spec: {0}")]
+    Spec(String),
+}
+
+/// Why the rollout stands where it does: the `Progressing` condition.
+struct Progress {
+    progressing: bool,
+    reason: &'static str,
+    message: String,
+}
+
+impl Progress {
+    fn new(progressing: bool, reason: &'static str, message: String) -> Self {
+        Progress {
+            progressing,
+            reason,
+            message,
+        }
+    }
+}
+
+fn pod_ref(p: &PodRecord) -> PodRef {
+    PodRef {
+        namespace: p.metadata.namespace.clone().unwrap_or_default(),
+        name: pods::name(p).to_string(),
+        uid: p.metadata.uid.clone().unwrap_or_default(),
+    }
+}
+
+fn names(pods: &[&PodRecord]) -> String {
+    let mut shown: Vec<&str> = pods.iter().take(NAMES_SHOWN).map(|p| pods::name(p)).collect();
+    if pods.len() > NAMES_SHOWN {
+        shown.push("…");
+    }
+    shown.join(", ")
+}
+
+/// Plans one pass.
+pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
+    let set = input.sidecar_set;
+    let facts = SetFacts::of(set);
+    let matched: Vec<&PodRecord> = input
+        .pods
+        .iter()
+        .copied()
+        .filter(|p| pod_facts::is_matched(set, &facts, p))
+        .collect();
+    let updated = |p: &PodRecord| pod_facts::is_updated(&facts, p);
+    let healthy = |p: &PodRecord| pod_facts::is_consistent(&facts, p, &[]) && pod_facts::is_ready(&facts, p);
+    let count = |f: &dyn Fn(&PodRecord) -> bool| matched.iter().filter(|p| f(p)).count() as i32;
+    let mut status = SidecarSetStatus {
+        observed_generation: set.metadata.generation.unwrap_or(0),
+        matched_pods: matched.len() as i32,
+        updated_pods: count(&updated),
+        ready_pods: count(&healthy),
+        updated_ready_pods: count(&|p| updated(p) && healthy(p)),
+        latest_revision: input
+            .latest_revision
+            .map(str::to_string)
+            .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.clone())),
+        collision_count: Some(input.collision_count),
+        conditions: None,
+    };
+
+    let mut out = Plan {
+        status: SidecarSetStatus::default(),
+        status_changed: false,
+        not_upgradable: Vec::new(),
+        upgrades: Vec::new(),
+        events: Vec::new(),
+        in_flight: observe(input, &facts, &matched),
+        requeue_after: None,
+    };
+    let strategy = &set.spec.update_strategy;
+    let progress = if !out.in_flight.pods.is_empty() {
+        out.requeue_after = Some(IN_FLIGHT_RECHECK);
+        Progress::new(
+            true,
+            "Updating",
+            format!(
+                "waiting for the cache to show {} upgraded pod(s)",
+                out.in_flight.pods.len()
+            ),
+        )
+    } else if status.updated_pods >= status.matched_pods {
+        Progress::new(
+            true,
+            "Complete",
+            format!("all {} matched pod(s) run the latest sidecars", status.matched_pods),
+        )
+    } else if strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) {
+        Progress::new(
+            false,
+            "NotUpdate",
+            format!(
+                "updateStrategy.type is NotUpdate: {} pod(s) keep older sidecars; only new pods get the latest",
+                status.matched_pods - status.updated_pods
+            ),
+        )
+    } else if strategy.paused {
+        Progress::new(
+            false,
+            "Paused",
+            format!(
+                "updateStrategy.paused: {} pod(s) wait for the latest sidecars",
+                status.matched_pods - status.updated_pods
+            ),
+        )
+    } else if facts.has_hot_upgrade() {
+        Progress::new(
+            false,
+            "HotUpgradeUnsupported",
+            "kruise-rs does not upgrade HotUpgrade sidecars yet; new pods get the latest".to_string(),
+        )
+    } else {
+        choose(input, &facts, &matched, &mut out)?
+    };
+    status.conditions = Some(vec![condition(set.status.as_ref(), progress, input.now)]);
+    out.status_changed = set.status.as_ref() != Some(&status);
+    out.status = status;
+    Ok(out)
+}
+
+/// `UpdateExpectations.ObserveUpdated` with a timeout: an upgrade is done once the pod shows the hash
+/// it was upgraded to; it is forgotten when the pod is gone or no longer matched, when the SidecarSet
+/// moved to another hash, or after [`IN_FLIGHT_TIMEOUT`].
+fn observe(input: &Input<'_>, facts: &SetFacts, matched: &[&PodRecord]) -> InFlight {
+    let mut next = input.in_flight.clone();
+    next.pods.retain(|uid, (hash, at)| {
+        let Some(pod) = matched
+            .iter()
+            .find(|p| p.metadata.uid.as_deref() == Some(uid.as_str()))
+        else {
+            return false;
+        };
+        let fresh = at
+            .checked_add(SignedDuration::try_from(IN_FLIGHT_TIMEOUT).unwrap_or_default())
+            .is_ok_and(|deadline| input.now < deadline);
+        *hash == facts.hash && fresh && !pod_facts::is_updated(facts, pod)
+    });
+    next
+}
+
+/// `GetNextUpgradePods` and the writes for the chosen pods.
+fn choose(
+    input: &Input<'_>,
+    facts: &SetFacts,
+    matched: &[&PodRecord],
+    out: &mut Plan,
+) -> Result<Progress, PlanError> {
+    let set = input.sidecar_set;
+    let strategy = &set.spec.update_strategy;
+    let total = matched.len() as i32;
+    let selected = |p: &PodRecord| {
+        strategy.selector.is_none()
+            || selects(strategy.selector.as_ref(), &p.metadata.labels.clone().unwrap_or_default()).unwrap_or(false)
+    };
+    let waiting: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| !pod_facts::is_updated(facts, p))
+        .collect();
+    let (mut candidates, mut not_upgradable, mut mid_upgrade, mut unselected) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in &waiting {
+        if !selected(p) {
+            unselected.push(*p);
+        } else if !pod_facts::is_upgradable(facts, p) {
+            not_upgradable.push(*p);
+        } else if pod_facts::is_mid_upgrade(facts, p) {
+            mid_upgrade.push(*p);
+        } else {
+            candidates.push(*p);
+        }
+    }
+    for p in &not_upgradable {
+        if let Some(patch) = upgrade::upgradable_condition(p, &facts.name, false, input.now) {
+            out.not_upgradable.push((pod_ref(p), patch));
+        }
+    }
+    if !not_upgradable.is_empty() {
+        out.events.push(Event {
+            warning: false,
+            reason: "NotUpgradablePods".into(),
+            message: format!(
+                "SidecarSet in-place update detected {} not upgradable pod(s) in this round, will skip them.",
+                not_upgradable.len()
+            ),
+        });
+    }
+    sort(input, matched, &mut candidates);
+
+    let partition = arithmetic::partition_replicas(strategy.partition.as_ref(), total)? as usize;
+    let kept = partition.min(candidates.len());
+    candidates.truncate(candidates.len() - kept);
+    let max_unavailable = arithmetic::scaled(
+        strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
+        total,
+        true,
+        "updateStrategy.maxUnavailable",
+    )?;
+    let busy: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| {
+            pod_facts::is_updated(facts, p)
+                && !(pod_facts::is_consistent(facts, p, &[]) && pod_facts::is_ready(facts, p))
+        })
+        .collect();
+    let mut unavailable = busy.len() as i64;
+    let mut chosen = Vec::new();
+    for p in &candidates {
+        if !pod_facts::is_ready(facts, p) {
+            chosen.push(*p);
+            continue;
+        }
+        if unavailable >= max_unavailable {
+            break;
+        }
+        unavailable += 1;
+        chosen.push(*p);
+    }
+
+    let sidecar_list = kruise_webhooks::pod_mutate::sidecarset::sidecar_list(&set.spec).map_err(PlanError::Spec)?;
+    let latest_revision = input
+        .latest_revision
+        .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.as_deref()))
+        .unwrap_or("");
+    for p in &chosen {
+        let metadata = kruise_webhooks::pod_mutate::sidecarset::patch_pod_metadata(
+            &set.spec,
+            p.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
+        )
+        .map_err(PlanError::Spec)?;
+        let cx = upgrade::UpgradeContext {
+            latest_revision,
+            sidecar_list: &sidecar_list,
+            metadata,
+            now: input.now,
+        };
+        out.upgrades.push(Upgrade {
+            pod: pod_ref(p),
+            patch: upgrade::pod_patch(facts, p, cx),
+            condition: upgrade::upgradable_condition(p, &facts.name, true, input.now),
+        });
+        if let Some(uid) = &p.metadata.uid {
+            out.in_flight
+                .pods
+                .insert(uid.clone(), (facts.hash.clone(), input.now));
+        }
+    }
+
+    Ok(if !chosen.is_empty() {
+        Progress::new(true, "Updating", format!("updating pod(s) {}", names(&chosen)))
+    } else if !candidates.is_empty() && max_unavailable == 0 {
+        Progress::new(
+            false,
+            "MaxUnavailableZero",
+            format!(
+                "maxUnavailable {} of {total} matched pod(s) is 0: ready pods are never updated",
+                int_or_percent(strategy.max_unavailable.as_ref())
+            ),
+        )
+    } else if !candidates.is_empty() {
+        Progress::new(
+            true,
+            "MaxUnavailableReached",
+            format!(
+                "waiting for {} updated pod(s) to become ready (maxUnavailable {max_unavailable}): {}",
+                busy.len(),
+                names(&busy)
+            ),
+        )
+    } else if !mid_upgrade.is_empty() {
+        Progress::new(
+            true,
+            "Updating",
+            format!("waiting for kubelet to restart pod(s) {}", names(&mid_upgrade)),
+        )
+    } else if !not_upgradable.is_empty() {
+        Progress::new(
+            false,
+            "NotUpgradablePods",
+            format!(
+                "{} pod(s) cannot be updated in place: a field other than an image changed, which running pods cannot take; they get it when recreated: {}",
+                not_upgradable.len(),
+                names(&not_upgradable)
+            ),
+        )
+    } else if kept > 0 {
+        Progress::new(
+            true,
+            "PartitionReached",
+            format!("partition keeps {kept} pod(s) on older sidecars"),
+        )
+    } else {
+        Progress::new(
+            true,
+            "SelectorReached",
+            format!(
+                "{} pod(s) are not selected by updateStrategy.selector",
+                unselected.len()
+            ),
+        )
+    })
+}
+
+fn int_or_percent(v: Option<&IntOrString>) -> String {
+    match v {
+        Some(IntOrString::Int(i)) => i.to_string(),
+        Some(IntOrString::String(s)) => s.clone(),
+        None => "1".into(),
+    }
+}
+
+/// ActivePods order, then `priorityStrategy` (stable), then `scatterStrategy` (terms with value `*`
+/// expanded to every value of that label among the matched pods).
+fn sort(input: &Input<'_>, matched: &[&PodRecord], candidates: &mut Vec<&PodRecord>) {
+    let strategy = &input.sidecar_set.spec.update_strategy;
+    let priority = strategy.priority_strategy.as_ref().map(Priority::new);
+    candidates.sort_by_cached_key(|p| {
+        (
+            priority.as_ref().map_or((0, 0), |s| s.key(p)),
+            pods::active_order_key(p),
+        )
+    });
+    if let Some(terms) = &strategy.scatter_strategy {
+        let mut expanded: Vec<kruise_api::common::UpdateScatterTerm> = Vec::new();
+        for term in terms {
+            let values: Vec<String> = if term.value == "*" {
+                matched
+                    .iter()
+                    .filter_map(|p| pods::label(p, &term.key).map(str::to_string))
+                    .collect()
+            } else {
+                vec![term.value.clone()]
+            };
+            for value in values {
+                let t = kruise_api::common::UpdateScatterTerm {
+                    key: term.key.clone(),
+                    value,
+                };
+                if !expanded.contains(&t) {
+                    expanded.push(t);
+                }
+            }
+        }
+        *candidates = crate::scatter::scatter(matched, std::mem::take(candidates), &expanded);
+    }
+}
+
+/// The `Progressing` condition; its transition time moves only when its status or reason does.
+fn condition(old: Option<&SidecarSetStatus>, progress: Progress, now: Timestamp) -> SidecarSetCondition {
+    let status = if progress.progressing { "True" } else { "False" };
+    let previous = old
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == SIDECARSET_PROGRESSING));
+    let since = previous
+        .filter(|c| c.status == status && c.reason.as_deref() == Some(progress.reason))
+        .and_then(|c| c.last_transition_time.clone())
+        .unwrap_or(Time(now));
+    SidecarSetCondition {
+        type_: SIDECARSET_PROGRESSING.into(),
+        status: status.into(),
+        last_transition_time: Some(since),
+        reason: Some(progress.reason.into()),
+        message: Some(progress.message),
+    }
+}
+
+#[cfg(test)]
+mod tests;
