@@ -193,7 +193,10 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
         Progress::new(
             true,
             "Complete",
-            format!("all {} matched pod(s) run the latest sidecars", status.matched_pods),
+            format!(
+                "all {} matched pod(s) run the latest sidecars",
+                status.matched_pods
+            ),
         )
     } else if strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) {
         Progress::new(
@@ -260,7 +263,11 @@ fn choose(
     let total = matched.len() as i32;
     let selected = |p: &PodRecord| {
         strategy.selector.is_none()
-            || selects(strategy.selector.as_ref(), &p.metadata.labels.clone().unwrap_or_default()).unwrap_or(false)
+            || selects(
+                strategy.selector.as_ref(),
+                &p.metadata.labels.clone().unwrap_or_default(),
+            )
+            .unwrap_or(false)
     };
     let waiting: Vec<&PodRecord> = matched
         .iter()
@@ -328,7 +335,8 @@ fn choose(
         chosen.push(*p);
     }
 
-    let sidecar_list = kruise_webhooks::pod_mutate::sidecarset::sidecar_list(&set.spec).map_err(PlanError::Spec)?;
+    let sidecar_list =
+        kruise_webhooks::pod_mutate::sidecarset::sidecar_list(&set.spec).map_err(PlanError::Spec)?;
     let latest_revision = input
         .latest_revision
         .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.as_deref()))

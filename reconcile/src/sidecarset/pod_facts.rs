@@ -53,13 +53,15 @@ impl SetFacts {
                 .filter(|v| !v.is_empty())
                 .cloned()
         };
-        let (hash, hash_without_image) =
-            match (annotation(SIDECARSET_HASH), annotation(SIDECARSET_HASH_WITHOUT_IMAGE)) {
-                (Some(h), Some(w)) => (h, w),
-                _ => kruise_webhooks::crd::gojson::sidecarset_hashes(
-                    &serde_json::to_value(&set.spec).unwrap_or_default(),
-                ),
-            };
+        let (hash, hash_without_image) = match (
+            annotation(SIDECARSET_HASH),
+            annotation(SIDECARSET_HASH_WITHOUT_IMAGE),
+        ) {
+            (Some(h), Some(w)) => (h, w),
+            _ => kruise_webhooks::crd::gojson::sidecarset_hashes(
+                &serde_json::to_value(&set.spec).unwrap_or_default(),
+            ),
+        };
         let sidecars = set
             .spec
             .containers
@@ -70,7 +72,12 @@ impl SetFacts {
                 image: c.container.image.clone().unwrap_or_default(),
                 hot_empty_image: (c.upgrade_strategy.upgrade_type
                     == Some(SidecarContainerUpgradeType::HotUpgrade))
-                .then(|| c.upgrade_strategy.hot_upgrade_empty_image.clone().unwrap_or_default()),
+                .then(|| {
+                    c.upgrade_strategy
+                        .hot_upgrade_empty_image
+                        .clone()
+                        .unwrap_or_default()
+                }),
             })
             .collect();
         SetFacts {
@@ -198,7 +205,11 @@ fn is_digest(image: &str) -> bool {
 /// the last upgrade changed must report a new imageID (or the spec image) — the CloneSet's in-place
 /// completion check.
 pub fn is_consistent(facts: &SetFacts, pod: &PodRecord, containers: &[&str]) -> bool {
-    let specs = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let specs = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let statuses = pods_statuses(pod);
     if specs.len() != statuses.len() {
         return false;
@@ -209,7 +220,10 @@ pub fn is_consistent(facts: &SetFacts, pod: &PodRecord, containers: &[&str]) -> 
     } else {
         containers.to_vec()
     };
-    let sidecar_specs: Vec<_> = specs.iter().filter(|c| wanted.contains(&c.name.as_str())).collect();
+    let sidecar_specs: Vec<_> = specs
+        .iter()
+        .filter(|c| wanted.contains(&c.name.as_str()))
+        .collect();
     let all_digest = sidecar_specs
         .iter()
         .all(|c| is_digest(c.image.as_deref().unwrap_or("")));
@@ -232,15 +246,19 @@ pub fn is_consistent(facts: &SetFacts, pod: &PodRecord, containers: &[&str]) -> 
     let Some(mut state) = states.remove(&facts.name) else {
         return true;
     };
-    state.last_container_statuses.retain(|name, _| {
-        wanted.contains(&name.as_str()) && statuses.iter().any(|s| s.name == *name)
-    });
+    state
+        .last_container_statuses
+        .retain(|name, _| wanted.contains(&name.as_str()) && statuses.iter().any(|s| s.name == *name));
     inplace::containers_completed(pod, &state)
 }
 
 /// `IsPodReady` of the SidecarSet: running and Ready, and every idle hot twin runs the empty image.
 pub fn is_ready(facts: &SetFacts, pod: &PodRecord) -> bool {
-    let specs = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let specs = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let idle_twins_empty = facts.sidecars.iter().all(|s| {
         let Some(empty) = s.hot_empty_image.as_deref().filter(|e| !e.is_empty()) else {
             return true;

@@ -35,7 +35,11 @@ pub struct UpgradeContext<'a> {
 /// on the pod's resourceVersion. Only images change in the spec; the annotations record the new hash,
 /// the imageIDs before the change (how completion is judged) and `patchPodMetadata`.
 pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> Value {
-    let specs = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let specs = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let mut containers = Vec::new();
     let mut changed = Vec::new();
     for sidecar in facts.sidecars.iter().filter(|s| s.hot_empty_image.is_none()) {
@@ -91,9 +95,10 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
 /// `UpdatePodAnnotationsInUpgrade`: this SidecarSet's entry gets the imageIDs the changed containers
 /// run now; an entry already there keeps its revision and timestamp (OpenKruise's quirk).
 fn in_place_state(facts: &SetFacts, pod: &PodRecord, changed: &[String], now: Timestamp) -> String {
-    let mut states: BTreeMap<String, InPlaceUpdateState> = pods::annotation(pod, SIDECARSET_INPLACE_UPDATE_STATE)
-        .and_then(|raw| serde_json::from_str(raw).ok())
-        .unwrap_or_default();
+    let mut states: BTreeMap<String, InPlaceUpdateState> =
+        pods::annotation(pod, SIDECARSET_INPLACE_UPDATE_STATE)
+            .and_then(|raw| serde_json::from_str(raw).ok())
+            .unwrap_or_default();
     let state = states
         .entry(facts.name.clone())
         .or_insert_with(|| InPlaceUpdateState::new(&facts.hash, now));
