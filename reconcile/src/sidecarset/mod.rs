@@ -225,7 +225,21 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
     } else {
         choose(input, &facts, &matched, &mut out)?
     };
-    status.conditions = Some(vec![condition(set.status.as_ref(), progress, input.now)]);
+    let condition = condition(set.status.as_ref(), progress, input.now);
+    let previous = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == SIDECARSET_PROGRESSING));
+    let moved = previous.is_none_or(|p| p.status != condition.status || p.reason != condition.reason);
+    if moved && condition.status == "False" {
+        out.events.push(Event {
+            warning: true,
+            reason: condition.reason.clone().unwrap_or_default(),
+            message: condition.message.clone().unwrap_or_default(),
+        });
+    }
+    status.conditions = Some(vec![condition]);
     out.status_changed = set.status.as_ref() != Some(&status);
     out.status = status;
     Ok(out)

@@ -373,6 +373,18 @@ fn not_update_and_paused_write_status_only_and_say_why() {
             "updateStrategy.paused: 2 pod(s) wait for the latest sidecars"
         )
     );
+    // The rollout stopping is an event once, when the condition turns False with this reason.
+    assert_eq!(
+        plan.events,
+        [Event {
+            warning: true,
+            reason: "Paused".into(),
+            message: "updateStrategy.paused: 2 pod(s) wait for the latest sidecars".into()
+        }]
+    );
+    let mut stored = set(json!({"paused": true}));
+    stored.status = Some(plan.status.clone());
+    assert!(run(&stored, &pods, &InFlight::default()).events.is_empty());
     assert_eq!(plan.status.matched_pods, 2);
 }
 
