@@ -4,6 +4,7 @@
 //! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
+//! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
 //! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
 //!
 //! Each controller is a pure planner (crate `kruise-reconcile`, or a `plan` function beside the loop for
@@ -25,6 +26,7 @@ pub mod launch_priority;
 pub mod pod_readiness;
 pub mod pods;
 pub mod pub_status;
+pub mod sidecarset;
 pub mod sightings;
 pub mod workload_spread;
 pub mod workloads;
@@ -124,6 +126,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     set.spawn(cloneset::run(context.clone()));
     set.spawn(pods::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
+    set.spawn(sidecarset::run(context.clone()));
     set.spawn(workload_spread::run(context.clone()));
     set
 }

@@ -45,7 +45,12 @@ pub fn api_resource(target: &WriteTarget) -> ApiResource {
 /// Writes one status with its resourceVersion as precondition; returns the object as stored.
 pub async fn write_status(client: &Client, write: &StatusWrite) -> Result<Value, WriteError> {
     let t = &write.target;
-    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &t.namespace, &api_resource(t));
+    // A cluster-scoped object (a SidecarSet) has no namespace.
+    let api: Api<DynamicObject> = if t.namespace.is_empty() {
+        Api::all_with(client.clone(), &api_resource(t))
+    } else {
+        Api::namespaced_with(client.clone(), &t.namespace, &api_resource(t))
+    };
     let body = json!({
         "apiVersion": t.api_version,
         "kind": t.kind,

@@ -23,11 +23,11 @@ use std::{
 };
 
 use futures::StreamExt as _;
-use k8s_openapi::NamespaceResourceScope;
 use kruise_api::PodRecord;
 use kruise_webhooks::{StatusWrite, WriteTarget};
 use kube::{
     Api, Resource, ResourceExt as _,
+    api::{ApiResource, DynamicObject},
     runtime::{
         Controller,
         controller::{Action, Config},
@@ -48,9 +48,9 @@ pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
 /// The shortest requeue a pass can ask for.
 const MIN_REQUEUE: Duration = Duration::from_millis(100);
 
-/// A kind a controller reconciles.
+/// A kind a controller reconciles (namespaced, or cluster-scoped like SidecarSet).
 pub trait Object:
-    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    Resource<DynamicType = ()>
     + Clone
     + DeserializeOwned
     + Serialize
@@ -62,7 +62,7 @@ pub trait Object:
 }
 
 impl<K> Object for K where
-    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    K: Resource<DynamicType = ()>
         + Clone
         + DeserializeOwned
         + Serialize
@@ -342,16 +342,20 @@ impl<R: Reconciler> Shared<R> {
 
     /// After a conflict: the API server's copy, for the cache and the next pass.
     async fn reread(&self, key: &ObjectRef<R::Object>) -> Next {
-        let api: Api<R::Object> = Api::namespaced(
-            self.context.client.clone(),
-            key.namespace.as_deref().unwrap_or(""),
-        );
+        let resource = ApiResource::erase::<R::Object>(&());
+        let client = self.context.client.clone();
+        let api: Api<DynamicObject> = match key.namespace.as_deref().filter(|n| !n.is_empty()) {
+            Some(namespace) => Api::namespaced_with(client, namespace, &resource),
+            None => Api::all_with(client, &resource),
+        };
         match api.get_opt(&key.name).await {
             Ok(Some(fresh)) => {
-                self.context
-                    .view
-                    .remember(&serde_json::to_value(&fresh).unwrap_or_default());
-                self.update(key, |slot| slot.reread = Some(Arc::new(fresh)));
+                let value = serde_json::to_value(&fresh).unwrap_or_default();
+                self.context.view.remember(&value);
+                match serde_json::from_value::<R::Object>(value) {
+                    Ok(fresh) => self.update(key, |slot| slot.reread = Some(Arc::new(fresh))),
+                    Err(e) => tracing::debug!(error = %e, "re-read object does not decode"),
+                }
                 Next::After(R::CONFLICT_REQUEUE)
             }
             Ok(None) => Next::Idle,

@@ -1,0 +1,193 @@
+//! The SidecarSet controller: the planner is [`kruise_reconcile::sidecarset`]; this gathers the pods of
+//! the namespaces a SidecarSet selects from the cluster cache, carries out the in-place upgrades
+//! (one pod patch and at most one `pods/status` patch per pod), records the events and writes the
+//! status. Pod changes trigger the SidecarSets named in the pod's `kruise.io/sidecarset-injected-list`.
+
+use std::{sync::Arc, time::Duration};
+
+use k8s_openapi::{api::core::v1::Pod, jiff::Timestamp};
+use kruise_api::{PodRecord, apps_v1beta1::SidecarSet};
+use kruise_core::selector::selects;
+use kruise_reconcile::sidecarset::{self, InFlight, Input, PodRef};
+use kruise_webhooks::pod_mutate::sidecarset::SIDECARSET_INJECTED_LIST;
+use kube::{
+    Api, Resource as _, ResourceExt as _,
+    api::{Patch, PatchParams},
+    runtime::{
+        events::{Event, EventType, Recorder, Reporter},
+        reflector::ObjectRef,
+    },
+};
+
+use super::{
+    Context, ControllerView, Error,
+    control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
+    pods,
+};
+
+/// Safety net: every SidecarSet is re-planned at least this often.
+pub const RESYNC: Duration = Duration::from_secs(60);
+
+/// The event reporter (`reportingController` / `reportingInstance`).
+fn reporter() -> Reporter {
+    Reporter {
+        controller: "kruise-manager".into(),
+        instance: Some("sidecarset-controller".into()),
+    }
+}
+
+struct SidecarSets {
+    recorder: Recorder,
+}
+
+/// The pods of the namespaces the SidecarSet selects: every namespace without `namespaceSelector`;
+/// with one, the namespaces whose labels it selects (`kubernetes.io/metadata.name` is always known).
+fn candidate_pods(view: &dyn ControllerView, set: &SidecarSet) -> Vec<Arc<PodRecord>> {
+    let Some(selector) = &set.spec.namespace_selector else {
+        return view.kinds().pods.list(None);
+    };
+    let mut out = Vec::new();
+    for namespace in view.kinds().namespaces.list(None) {
+        let name = namespace.metadata.name.clone().unwrap_or_default();
+        let mut labels = namespace.metadata.labels.clone().unwrap_or_default();
+        labels.insert("kubernetes.io/metadata.name".into(), name.clone());
+        if selects(Some(selector), &labels).unwrap_or(false) {
+            out.extend(view.pods(&name));
+        }
+    }
+    out
+}
+
+/// The SidecarSets a pod names in its injected list.
+fn sidecar_sets_of_pod(pod: &PodRecord, known: &Known<SidecarSet>) -> Vec<ObjectRef<SidecarSet>> {
+    let Some(list) = pods::annotation(pod, SIDECARSET_INJECTED_LIST) else {
+        return Vec::new();
+    };
+    let names: Vec<&str> = list.split(',').filter(|n| !n.is_empty()).collect();
+    known.refs(|s| s.metadata.name.as_deref().is_some_and(|n| names.contains(&n)))
+}
+
+impl SidecarSets {
+    async fn publish(&self, set: &SidecarSet, warning: bool, reason: &str, note: String) {
+        let event = Event {
+            type_: if warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: reason.into(),
+            note: Some(note),
+            action: "Update".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&event, &set.object_ref(&())).await {
+            tracing::debug!(error = %e, reason, "could not record event");
+        }
+    }
+}
+
+fn pod_api(context: &Context, pod: &PodRef) -> Api<Pod> {
+    Api::namespaced(context.client.clone(), &pod.namespace)
+}
+
+/// Patches a pod (or its status) and hands the stored pod to the cache, so the next plan sees it.
+async fn patch_pod(context: &Context, pod: &PodRef, patch: &serde_json::Value, status: bool) -> Result<(), kube::Error> {
+    let api = pod_api(context, pod);
+    let params = PatchParams::default();
+    let stored = if status {
+        api.patch_status(&pod.name, &params, &Patch::Strategic(patch)).await?
+    } else {
+        api.patch(&pod.name, &params, &Patch::Strategic(patch)).await?
+    };
+    context
+        .view
+        .remember(&serde_json::to_value(&stored).unwrap_or_default());
+    Ok(())
+}
+
+impl Reconciler for SidecarSets {
+    type Object = SidecarSet;
+    type Memory = InFlight;
+    const DEBOUNCE: Duration = Duration::from_millis(200);
+    const RESYNC: Duration = RESYNC;
+
+    fn triggers(&self, triggers: Triggers<SidecarSet>) -> Triggers<SidecarSet> {
+        triggers.pods(sidecar_sets_of_pod)
+    }
+
+    fn cached(view: &dyn ControllerView, _namespace: &str, name: &str) -> Option<Arc<SidecarSet>> {
+        view.sidecar_sets()
+            .into_iter()
+            .find(|s| s.metadata.name.as_deref() == Some(name))
+    }
+
+    async fn pass(self: Arc<Self>, set: Arc<SidecarSet>, pass: Pass<SidecarSet, InFlight>) -> Result<Next, Error> {
+        let name = set.name_any();
+        let candidates = candidate_pods(pass.context.view.as_ref(), &set);
+        let refs: Vec<&PodRecord> = candidates.iter().map(|p| &**p).collect();
+        let in_flight = pass.memory();
+        let mut plan = sidecarset::plan(&Input {
+            sidecar_set: &set,
+            pods: &refs,
+            latest_revision: None,
+            collision_count: set.status.as_ref().and_then(|s| s.collision_count).unwrap_or(0),
+            in_flight: &in_flight,
+            now: Timestamp::now(),
+        })
+        .map_err(|e| Error::Invalid {
+            what: "SidecarSet",
+            message: e.to_string(),
+        })?;
+
+        for (pod, patch) in &plan.not_upgradable {
+            patch_pod(&pass.context, pod, patch, true).await?;
+        }
+        for event in &plan.events {
+            self.publish(&set, event.warning, &event.reason, event.message.clone())
+                .await;
+        }
+        let mut failure = None;
+        for (i, upgrade) in plan.upgrades.iter().enumerate() {
+            let result = match patch_pod(&pass.context, &upgrade.pod, &upgrade.patch, false).await {
+                Ok(()) => match &upgrade.condition {
+                    Some(condition) => patch_pod(&pass.context, &upgrade.pod, condition, true).await,
+                    None => Ok(()),
+                },
+                Err(e) => Err(e),
+            };
+            match result {
+                Ok(()) => tracing::info!(sidecarset = %name, pod = %upgrade.pod.name, namespace = %upgrade.pod.namespace,
+                    "upgraded sidecars in place"),
+                Err(e) => {
+                    // This pod and the ones after it were not upgraded: nothing to wait for.
+                    for later in &plan.upgrades[i..] {
+                        plan.in_flight.pods.remove(&later.pod.uid);
+                    }
+                    // A PodUnavailableBudget (or anything else) refusing the update: say so on the SidecarSet.
+                    if let kube::Error::Api(status) = &e
+                        && (status.code == 403 || status.code == 429)
+                    {
+                        let note = format!("updating pod {}/{} was refused: {}", upgrade.pod.namespace, upgrade.pod.name, status.message);
+                        self.publish(&set, true, "UpdatePodRefused", note).await;
+                    }
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        pass.keep(plan.in_flight.clone());
+        if let Some(e) = failure {
+            return Err(e.into());
+        }
+        if plan.status_changed {
+            pass.write_status(&set, &plan.status).await?;
+        }
+        Ok(Next::after(plan.requeue_after))
+    }
+}
+
+/// Runs the SidecarSet controller until aborted.
+pub async fn run(context: Context) {
+    let recorder = Recorder::new(context.client.clone(), reporter());
+    control_loop::run(context, SidecarSets { recorder }).await;
+}
