@@ -50,26 +50,12 @@ const MIN_REQUEUE: Duration = Duration::from_millis(100);
 
 /// A kind a controller reconciles (namespaced, or cluster-scoped like SidecarSet).
 pub trait Object:
-    Resource<DynamicType = ()>
-    + Clone
-    + DeserializeOwned
-    + Serialize
-    + Debug
-    + Send
-    + Sync
-    + 'static
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
 {
 }
 
 impl<K> Object for K where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + Serialize
-        + Debug
-        + Send
-        + Sync
-        + 'static
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
 {
 }
 

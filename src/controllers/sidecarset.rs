@@ -91,11 +91,17 @@ fn pod_api(context: &Context, pod: &PodRef) -> Api<Pod> {
 }
 
 /// Patches a pod (or its status) and hands the stored pod to the cache, so the next plan sees it.
-async fn patch_pod(context: &Context, pod: &PodRef, patch: &serde_json::Value, status: bool) -> Result<(), kube::Error> {
+async fn patch_pod(
+    context: &Context,
+    pod: &PodRef,
+    patch: &serde_json::Value,
+    status: bool,
+) -> Result<(), kube::Error> {
     let api = pod_api(context, pod);
     let params = PatchParams::default();
     let stored = if status {
-        api.patch_status(&pod.name, &params, &Patch::Strategic(patch)).await?
+        api.patch_status(&pod.name, &params, &Patch::Strategic(patch))
+            .await?
     } else {
         api.patch(&pod.name, &params, &Patch::Strategic(patch)).await?
     };
@@ -121,7 +127,11 @@ impl Reconciler for SidecarSets {
             .find(|s| s.metadata.name.as_deref() == Some(name))
     }
 
-    async fn pass(self: Arc<Self>, set: Arc<SidecarSet>, pass: Pass<SidecarSet, InFlight>) -> Result<Next, Error> {
+    async fn pass(
+        self: Arc<Self>,
+        set: Arc<SidecarSet>,
+        pass: Pass<SidecarSet, InFlight>,
+    ) -> Result<Next, Error> {
         let name = set.name_any();
         let candidates = candidate_pods(pass.context.view.as_ref(), &set);
         let refs: Vec<&PodRecord> = candidates.iter().map(|p| &**p).collect();
@@ -138,6 +148,8 @@ impl Reconciler for SidecarSets {
             what: "SidecarSet",
             message: e.to_string(),
         })?;
+        tracing::debug!(sidecarset = %name, candidates = refs.len(), matched = plan.status.matched_pods,
+            updated = plan.status.updated_pods, upgrades = plan.upgrades.len(), "planned");
 
         for (pod, patch) in &plan.not_upgradable {
             patch_pod(&pass.context, pod, patch, true).await?;
@@ -156,8 +168,10 @@ impl Reconciler for SidecarSets {
                 Err(e) => Err(e),
             };
             match result {
-                Ok(()) => tracing::info!(sidecarset = %name, pod = %upgrade.pod.name, namespace = %upgrade.pod.namespace,
-                    "upgraded sidecars in place"),
+                Ok(()) => {
+                    tracing::info!(sidecarset = %name, pod = %upgrade.pod.name, namespace = %upgrade.pod.namespace,
+                    "upgraded sidecars in place")
+                }
                 Err(e) => {
                     // This pod and the ones after it were not upgraded: nothing to wait for.
                     for later in &plan.upgrades[i..] {
@@ -167,7 +181,10 @@ impl Reconciler for SidecarSets {
                     if let kube::Error::Api(status) = &e
                         && (status.code == 403 || status.code == 429)
                     {
-                        let note = format!("updating pod {}/{} was refused: {}", upgrade.pod.namespace, upgrade.pod.name, status.message);
+                        let note = format!(
+                            "updating pod {}/{} was refused: {}",
+                            upgrade.pod.namespace, upgrade.pod.name, status.message
+                        );
                         self.publish(&set, true, "UpdatePodRefused", note).await;
                     }
                     failure = Some(e);
