@@ -25,9 +25,10 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_core::selector::selects;
 
-use crate::arithmetic::{self, InvalidIntOrPercent};
+use crate::cloneset::arithmetic::partition_replicas;
+use crate::cloneset::update::Priority;
+use crate::int_or_percent::{self, InvalidIntOrPercent};
 use crate::pods;
-use crate::update::Priority;
 
 pub use pod_facts::{SIDECARSET_INPLACE_UPDATE_STATE, SetFacts};
 pub use upgrade::SIDECARSET_UPGRADABLE;
@@ -318,10 +319,10 @@ fn choose(
     }
     sort(input, matched, &mut candidates);
 
-    let partition = arithmetic::partition_replicas(strategy.partition.as_ref(), total)? as usize;
+    let partition = partition_replicas(strategy.partition.as_ref(), total)? as usize;
     let kept = partition.min(candidates.len());
     candidates.truncate(candidates.len() - kept);
-    let max_unavailable = arithmetic::scaled(
+    let max_unavailable = int_or_percent::scaled(
         strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
         total,
         true,
