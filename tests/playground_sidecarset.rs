@@ -13,7 +13,10 @@ use std::{
 };
 
 use futures::StreamExt as _;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::{
+    apps::v1::ControllerRevision,
+    core::v1::{Namespace, Pod},
+};
 use kruise_rs::playground::{Handle, Options, start};
 use kube::{
     Api,
@@ -298,6 +301,26 @@ async fn a_new_sidecar_image_reaches_running_pods_in_place_within_max_unavailabl
         (&condition["type"], &condition["reason"]),
         (&json!("Progressing"), &json!("Complete"))
     );
+    // One ControllerRevision per sidecar spec, in kruise-rs's namespace; the pods record the latest.
+    let revisions: Api<ControllerRevision> = Api::all(env.pg.client.clone());
+    let revisions = revisions
+        .list(&ListParams::default().labels("kruise.io/sidecarset-name=log-agent"))
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(revisions.len(), 2);
+    let latest = env.status().await["latestRevision"].as_str().unwrap().to_string();
+    let newest = revisions.iter().max_by_key(|r| r.revision).unwrap();
+    assert_eq!(newest.metadata.name.as_deref(), Some(latest.as_str()));
+    for pod in env.pods().await {
+        let records: Value = serde_json::from_str(
+            pod["metadata"]["annotations"]["kruise.io/sidecarset-hash"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(records["log-agent"]["controllerRevision"], latest.as_str());
+    }
     let table = kubectl(&k, &["get", "sidecarset", "log-agent"], None).await;
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..4], ["log-agent", "4", "4", "4"], "{table}");

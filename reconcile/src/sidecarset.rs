@@ -11,6 +11,7 @@
 //! rollout does not move, and upgrades in flight time out and are dropped with their pod.
 
 pub mod pod_facts;
+pub mod revision;
 pub mod upgrade;
 
 use std::collections::BTreeMap;

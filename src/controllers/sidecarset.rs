@@ -1,18 +1,25 @@
 //! The SidecarSet controller: the planner is [`kruise_reconcile::sidecarset`]; this gathers the pods of
 //! the namespaces a SidecarSet selects from the cluster cache, carries out the in-place upgrades
 //! (one pod patch and at most one `pods/status` patch per pod), records the events and writes the
-//! status. Pod changes trigger the SidecarSets named in the pod's `kruise.io/sidecarset-injected-list`.
+//! status, after registering the latest ControllerRevision (in kruise-rs's namespace, where
+//! injection looks for pinned revisions). Pod changes trigger the SidecarSets named in the pod's `kruise.io/sidecarset-injected-list`.
 
 use std::{sync::Arc, time::Duration};
 
-use k8s_openapi::{api::core::v1::Pod, jiff::Timestamp};
+use k8s_openapi::{
+    api::{apps::v1::ControllerRevision, core::v1::Pod},
+    jiff::Timestamp,
+};
 use kruise_api::{PodRecord, apps_v1beta1::SidecarSet};
 use kruise_core::selector::selects;
-use kruise_reconcile::sidecarset::{self, InFlight, Input, PodRef};
+use kruise_reconcile::sidecarset::{
+    self, InFlight, Input, PodRef,
+    revision::{self, RevisionWrite, Revisions},
+};
 use kruise_webhooks::pod_mutate::sidecarset::SIDECARSET_INJECTED_LIST;
 use kube::{
     Api, Resource as _, ResourceExt as _,
-    api::{Patch, PatchParams},
+    api::{DeleteParams, Patch, PatchParams, PostParams},
     runtime::{
         events::{Event, EventType, Recorder, Reporter},
         reflector::ObjectRef,
@@ -111,6 +118,45 @@ async fn patch_pod(
     Ok(())
 }
 
+/// Registers the latest ControllerRevision and truncates the history (A.5); the stored revisions go
+/// to the cache at once.
+async fn register_revisions(
+    context: &Context,
+    set: &SidecarSet,
+    pods: &[&PodRecord],
+) -> Result<Revisions, Error> {
+    let view = context.view.as_ref();
+    let namespace = view.own_namespace().to_string();
+    let all = view.controller_revisions(&namespace);
+    let facts = sidecarset::SetFacts::of(set);
+    let matched: Vec<&PodRecord> = pods
+        .iter()
+        .copied()
+        .filter(|p| sidecarset::pod_facts::is_matched(set, &facts, p))
+        .collect();
+    let revisions = revision::plan_revisions(set, &revision::owned(set, &all), &matched, &namespace);
+    let api: Api<ControllerRevision> = Api::namespaced(context.client.clone(), &namespace);
+    for write in &revisions.writes {
+        let stored = match write {
+            RevisionWrite::Create(r) => Some(api.create(&PostParams::default(), r).await?),
+            RevisionWrite::Update(r) => Some(api.replace(&r.name_any(), &PostParams::default(), r).await?),
+            RevisionWrite::Delete(name) => match api.delete(name, &DeleteParams::default()).await {
+                Err(kube::Error::Api(s)) if !s.is_not_found() => {
+                    tracing::warn!(revision = %name, error = %s.message, "could not truncate the SidecarSet history");
+                    None
+                }
+                _ => None,
+            },
+        };
+        if let Some(stored) = stored {
+            context
+                .view
+                .remember(&serde_json::to_value(&stored).unwrap_or_default());
+        }
+    }
+    Ok(revisions)
+}
+
 impl Reconciler for SidecarSets {
     type Object = SidecarSet;
     type Memory = InFlight;
@@ -135,12 +181,13 @@ impl Reconciler for SidecarSets {
         let name = set.name_any();
         let candidates = candidate_pods(pass.context.view.as_ref(), &set);
         let refs: Vec<&PodRecord> = candidates.iter().map(|p| &**p).collect();
+        let revisions = register_revisions(&pass.context, &set, &refs).await?;
         let in_flight = pass.memory();
         let mut plan = sidecarset::plan(&Input {
             sidecar_set: &set,
             pods: &refs,
-            latest_revision: None,
-            collision_count: set.status.as_ref().and_then(|s| s.collision_count).unwrap_or(0),
+            latest_revision: revisions.latest.metadata.name.as_deref(),
+            collision_count: revisions.collision_count,
             in_flight: &in_flight,
             now: Timestamp::now(),
         })
