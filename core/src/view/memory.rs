@@ -5,12 +5,11 @@ use std::{collections::BTreeMap, sync::Arc};
 use serde_json::Value;
 
 use super::{
-    ClusterView, Lookup, Lookups,
+    ClusterView, DerivedCache, Lookup, Lookups,
     status::{StatusWrite, WriteError, replace_status, replace_typed_status},
 };
 use crate::{
     decode::{self, DecodeError},
-    derived::DerivedCache,
     kinds::{Backend, ForKindMut, Kind, Kinds, Registered},
 };
 
