@@ -13,6 +13,9 @@
 //!   [`MemoryView`];
 //! * [`derived`]: indexes derived from one kind, rebuilt when that kind changes;
 //! * [`owner`]: ownerReference chains and workload lookups.
+//!
+//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
+//! [`settings`] and [`feature_gates`].
 
 pub mod decode;
 pub mod derived;
@@ -24,6 +27,7 @@ pub mod kinds;
 pub mod lenient;
 pub mod names;
 pub mod owner;
+pub mod pod_state;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;

@@ -16,8 +16,8 @@ use kruise_core::{
 };
 use serde_json::Value;
 
-use super::pod_state::annotation;
 use crate::{StatusWrite, WriteTarget, view::ClusterView};
+use kruise_core::pod_state::annotation;
 
 /// The version key of pods whose workload does not use versioned subset statuses.
 pub const VERSION_IGNORED: &str = "versionIgnored";
