@@ -1,4 +1,4 @@
-//! Owner references and workload lookups shared by the pod webhooks.
+//! Owner references and workload lookups shared by the pod webhooks and the planners.
 //!
 //! * [`api_group`] parses an apiVersion as Go's `schema.ParseGroupVersion` does;
 //! * [`controller_of`] reads the controller ownerReference of a raw object without decoding it;
@@ -6,7 +6,8 @@
 //!   ignored, as every OpenKruise comparison here ignores it);
 //! * [`pub_workload`] resolves the workload a PodUnavailableBudget `targetRef` is compared with, as
 //!   OpenKruise's controller finder does (a ReplicaSet owned by an existing Deployment of the same uid
-//!   resolves to the Deployment).
+//!   resolves to the Deployment);
+//! * [`workload_replicas`] reads the replica count a WorkloadSpread scales percentages against.
 
 use std::sync::Arc;
 
@@ -22,6 +23,10 @@ use kruise_api::apps_v1beta1::CloneSet;
 use serde_json::Value;
 
 use crate::view::ClusterView;
+
+mod replicas;
+
+pub use replicas::{ReplicasPathError, workload_replicas};
 
 /// An apiVersion with more than one `/`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
