@@ -15,7 +15,7 @@
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
-//! [`settings`] and [`feature_gates`].
+//! [`workload_spread`], [`settings`] and [`feature_gates`].
 
 pub mod decode;
 pub mod derived;
@@ -32,6 +32,7 @@ pub mod resource_version;
 pub mod selector;
 pub mod settings;
 pub mod view;
+pub mod workload_spread;
 
 pub use decode::DecodeError;
 pub use derived::{Derived, DerivedCache};

@@ -30,7 +30,7 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_core::{
     intstr::{self, Round},
-    names,
+    workload_spread,
 };
 use serde_json::{Map, Value, json};
 
@@ -44,14 +44,9 @@ use crate::{
 
 /// Pod annotation naming the WorkloadSpread and subset the pod was assigned to.
 pub use kruise_api::apps_v1beta1::MATCHED_WORKLOADSPREAD_ANNOTATION as MATCHED_ANNOTATION;
-/// The version of pods whose workload has no versioned subset status.
-pub const VERSION_IGNORED: &str = "versionIgnored";
 
 /// OpenKruise's feature gate `WorkloadSpread` (default on).
 const GATE_ENABLED: bool = true;
-/// Owner kinds (lower case) with versioned subset status: OpenKruise's `--ws-enabled-versioned-status`
-/// default, `deployment,replicaset`.
-const VERSIONED_KINDS: &[&str] = &["deployment", "replicaset"];
 /// Bound on the owner walk (pod → ReplicaSet → Deployment is 2); guards against reference cycles.
 const MAX_OWNER_DEPTH: usize = 8;
 
@@ -246,7 +241,8 @@ fn choose_subset(
         return Ok(Choice::of(by_ordinal(ws, pod_name)));
     }
 
-    let version = pod_version(pod, owner);
+    let labels = selector::raw_labels(pod);
+    let version = workload_spread::pod_version(Some(owner.kind), &labels);
     let status = ws.status.as_ref();
     let recorded = status
         .and_then(|s| s.versioned_subset_statuses.as_ref())
@@ -355,22 +351,6 @@ fn ordinal_of(name: &str) -> i64 {
         }
         _ => -1,
     }
-}
-
-/// The pod's version for versioned subset status.
-fn pod_version<'a>(pod: &'a Value, owner: ObjectRef<'_>) -> &'a str {
-    if !VERSIONED_KINDS.contains(&owner.kind.to_ascii_lowercase().as_str()) {
-        return VERSION_IGNORED;
-    }
-    let labels = selector::raw_labels(pod);
-    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    if let Some(hash) = label(names::POD_TEMPLATE_HASH_LABEL) {
-        return hash;
-    }
-    if let Some(hash) = label(names::CONTROLLER_REVISION_HASH_LABEL) {
-        return hash.rsplit('-').next().unwrap_or(hash);
-    }
-    VERSION_IGNORED
 }
 
 /// Subset statuses initialised from spec: `missingReplicas` = `maxReplicas` scaled (round up) against

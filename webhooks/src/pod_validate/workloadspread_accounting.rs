@@ -10,19 +10,12 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpreadSubsetStatus};
 use kruise_core::{
     intstr::{self, Round},
-    names,
+    workload_spread,
 };
 use serde_json::Value;
 
 use crate::{StatusWrite, WriteTarget, owner, view::ClusterView};
 use kruise_core::pod_state::annotation;
-
-/// The version key of pods whose workload does not use versioned subset statuses.
-pub const VERSION_IGNORED: &str = "versionIgnored";
-
-/// Owner kinds (lower-case) whose pods are counted per version: OpenKruise's default
-/// `--ws-enabled-versioned-status=deployment,replicaset`.
-const VERSIONED_KINDS: [&str; 2] = ["deployment", "replicaset"];
 
 /// The subset recorded in `apps.kruise.io/matched-workloadspread`, decoded like Go's `encoding/json`
 /// (keys match case-insensitively; `null` or anything undecodable means "not matched").
@@ -68,23 +61,6 @@ fn controller_kind(pod: &PodRecord) -> Option<&str> {
         .map(|r| r.kind.as_str())
 }
 
-/// The pod's version key in `status.versionedSubsetStatuses`.
-pub fn pod_version(pod: &PodRecord) -> String {
-    let versioned =
-        controller_kind(pod).is_some_and(|k| VERSIONED_KINDS.contains(&k.to_lowercase().as_str()));
-    if !versioned {
-        return VERSION_IGNORED.into();
-    }
-    let labels = pod.metadata.labels.as_ref();
-    if let Some(v) = labels.and_then(|l| l.get(names::POD_TEMPLATE_HASH_LABEL)) {
-        return v.clone();
-    }
-    if let Some(v) = labels.and_then(|l| l.get(names::CONTROLLER_REVISION_HASH_LABEL)) {
-        return v.rsplit('-').next().unwrap_or_default().to_string();
-    }
-    VERSION_IGNORED.into()
-}
-
 fn has_key(m: &Option<BTreeMap<String, Time>>, key: &str) -> bool {
     m.as_ref().is_some_and(|m| m.contains_key(key))
 }
@@ -124,7 +100,8 @@ pub fn account(
         None | Some("StatefulSet") => return Ok(None),
         Some(_) => {}
     }
-    let version = pod_version(pod);
+    let version =
+        workload_spread::pod_version(controller_kind(pod), &pod.metadata.labels.as_ref()).to_string();
     let mut status = ws.status.clone().unwrap_or_default();
     let mut statuses = status
         .versioned_subset_statuses
@@ -209,31 +186,5 @@ mod tests {
         assert_eq!(matched(&pod("null")), None);
         assert_eq!(matched(&pod("{bad")), None);
         assert_eq!(matched(&pod(r#"{"name":5}"#)), None);
-    }
-
-    #[test]
-    fn versions() {
-        let p = |owner: &str, labels: serde_json::Value| -> PodRecord {
-            serde_json::from_value(
-                json!({"metadata": {"name": "p", "labels": labels, "ownerReferences": [
-                {"apiVersion": "apps/v1", "kind": owner, "name": "o", "uid": "u", "controller": true}]}}),
-            )
-            .unwrap()
-        };
-        assert_eq!(
-            pod_version(&p("ReplicaSet", json!({"pod-template-hash": "abc"}))),
-            "abc"
-        );
-        assert_eq!(
-            pod_version(&p(
-                "ReplicaSet",
-                json!({"controller-revision-hash": "web-5474f59575"})
-            )),
-            "5474f59575"
-        );
-        assert_eq!(
-            pod_version(&p("CloneSet", json!({"pod-template-hash": "abc"}))),
-            VERSION_IGNORED
-        );
     }
 }
