@@ -24,7 +24,7 @@ use kruise_api::{
 use kruise_core::pod_state;
 
 use crate::{
-    arithmetic::{InvalidIntOrPercent, scaled_i32},
+    int_or_percent::{InvalidIntOrPercent, scaled_i32},
     pods,
 };
 
@@ -156,5 +156,4 @@ pub fn plan(
 }
 
 #[cfg(test)]
-#[path = "pub_status_tests.rs"]
 mod tests;
