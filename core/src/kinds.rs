@@ -22,8 +22,11 @@ use kruise_api::{
 };
 use serde_json::Value;
 
-use crate::decode::{self, DecodeError};
 pub use crate::kind::{Backend, Kind, Lookup, is};
+use crate::{
+    decode::{self, DecodeError},
+    raw::AdvancedStatefulSet,
+};
 
 /// A kind with a store in [`Kinds`]: the typed way to reach it.
 pub trait Registered: Kind {
@@ -214,5 +217,9 @@ registry! {
     clone_sets: CloneSet {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::cloneset_to_v1beta1),
+    },
+    /// OpenKruise's Advanced StatefulSets (`apps.kruise.io`), raw: any served version is kept as is.
+    advanced_stateful_sets: AdvancedStatefulSet {
+        namespaced: true, status: false, optional: true, convert: None,
     },
 }

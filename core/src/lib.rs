@@ -5,6 +5,7 @@
 //! The registry and the view are layered, each module using only those before it here:
 //!
 //! * [`decode`]: decoding what Kubernetes stores, naming the failing field;
+//! * [`raw`]: registered kinds without a typed struct yet (read as JSON);
 //! * [`kind`]: what one kind is ([`Kind`]) and the [`Lookup`] of its objects a view holds;
 //! * [`kinds`]: the one registry of the kinds kruise-rs reads (declaring a kind there gives it storage,
 //!   a reflector, loading from files, status writes and readiness gating; `docs/adding-a-kind.md`);
@@ -28,6 +29,7 @@ pub mod lenient;
 pub mod names;
 pub mod owner;
 pub mod pod_state;
+pub mod raw;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;

@@ -22,7 +22,7 @@ use k8s_openapi::{
 use kruise_api::apps_v1beta1::CloneSet;
 use serde_json::Value;
 
-use crate::view::ClusterView;
+use crate::{raw::AdvancedStatefulSet, view::ClusterView};
 
 mod replicas;
 
@@ -143,7 +143,8 @@ pub enum Workload {
     StatefulSet(Arc<StatefulSet>),
     Job(Arc<Job>),
     CloneSet(Arc<CloneSet>),
-    /// Any other kind (e.g. an Advanced StatefulSet), raw.
+    AdvancedStatefulSet(Arc<AdvancedStatefulSet>),
+    /// Any other kind, raw.
     Other(Arc<Value>),
 }
 
@@ -155,6 +156,7 @@ impl Workload {
             Workload::StatefulSet(o) => o.metadata(),
             Workload::Job(o) => o.metadata(),
             Workload::CloneSet(o) => &o.metadata,
+            Workload::AdvancedStatefulSet(o) => &o.metadata,
             Workload::Other(_) => return None,
         })
     }
@@ -207,6 +209,7 @@ impl Workload {
                     .into(),
             ),
             Workload::CloneSet(o) => Some(o.spec.replicas.unwrap_or(1).into()),
+            Workload::AdvancedStatefulSet(o) => Some(o.replicas().unwrap_or(1)),
             Workload::Other(_) => None,
         }
     }
@@ -219,13 +222,14 @@ impl Workload {
             Workload::StatefulSet(o) => serde_json::to_value(&**o),
             Workload::Job(o) => serde_json::to_value(&**o),
             Workload::CloneSet(o) => serde_json::to_value(&**o),
+            Workload::AdvancedStatefulSet(o) => return o.to_json(),
             Workload::Other(v) => return (**v).clone(),
         };
         json.unwrap_or(Value::Null)
     }
 }
 
-/// A workload by API group and kind (version ignored). Typed kinds come from their typed accessor; any
+/// A workload by API group and kind (version ignored). Registered kinds come from their store; any
 /// other kind from [`ClusterView::object`].
 pub fn fetch_workload(
     view: &impl ClusterView,
@@ -240,6 +244,9 @@ pub fn fetch_workload(
         ("apps", "StatefulSet") => view.stateful_set(namespace, name).map(Workload::StatefulSet),
         ("batch", "Job") => view.job(namespace, name).map(Workload::Job),
         ("apps.kruise.io", "CloneSet") => view.clone_set(namespace, name).map(Workload::CloneSet),
+        ("apps.kruise.io", "StatefulSet") => {
+            crate::view::get(view, namespace, name).map(Workload::AdvancedStatefulSet)
+        }
         _ => view.object(group, kind, namespace, name).map(Workload::Other),
     }
 }

@@ -34,8 +34,8 @@ pub use crate::kinds::{Borrowed, Lookup, Lookups};
 pub trait ClusterView {
     /// The objects of every registered kind.
     fn kinds(&self) -> Lookups<'_>;
-    /// An object of a kind that is not registered (e.g. the `kruise-configuration` ConfigMap, an
-    /// Advanced StatefulSet), raw; `None` when absent or not known to this view.
+    /// An object of a kind that is not registered (e.g. the `kruise-configuration` ConfigMap), raw;
+    /// `None` when absent or not known to this view.
     fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>>;
     /// How many objects of a custom resource (`group`, `kind`) exist, or `None` when this view cannot
     /// tell (not cached).

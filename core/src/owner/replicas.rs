@@ -11,7 +11,7 @@
 use kruise_api::apps_v1beta1::WorkloadSpread;
 use serde_json::Value;
 
-use super::{Workload, api_group, fetch_workload};
+use super::{api_group, fetch_workload};
 use crate::{go, intstr, view::ClusterView};
 
 /// Why a `targetFilter.replicasPathList` entry does not lead to a replica count, worded as
@@ -73,13 +73,7 @@ pub fn workload_replicas(
     if !is_typed(&target.api_version, &target.kind) {
         return Ok(0);
     }
-    Ok(match &workload {
-        Workload::Other(object) => object
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(1) as i32,
-        typed => typed.replicas().unwrap_or(0) as i32,
-    })
+    Ok(workload.replicas().unwrap_or(0) as i32)
 }
 
 /// The kinds OpenKruise decodes into their Go types, by exact apiVersion.
