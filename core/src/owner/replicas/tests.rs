@@ -130,10 +130,18 @@ fn nothing_is_read_without_a_percent_subset_a_target_or_the_workload() {
     assert_eq!(workload_replicas(&view, &untargeted, "ns"), Ok(0));
 }
 
+/// apiVersion, kind, replicasPathList, the expected count.
+type PathCase = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    Result<i32, ReplicasPathError>,
+);
+
 #[test]
 fn a_replicas_path_list_is_summed_for_any_kind() {
     let spec = json!({"replicas": 2, "shards": [{"replicas": 3}, {"replicas": 4}]});
-    let cases: &[(&str, &str, &[&str], Result<i32, ReplicasPathError>)] = &[
+    let cases: &[PathCase] = &[
         (
             "example.com/v1",
             "Game",
