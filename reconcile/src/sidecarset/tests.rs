@@ -474,7 +474,7 @@ fn upgrades_in_flight_hold_the_rollout_until_seen_gone_or_timed_out() {
 
 #[test]
 fn a_status_already_stored_is_not_written_again() {
-    let pods = vec![pod(0)];
+    let pods = [pod(0)];
     let done = |p: &PodRecord| {
         let patch = run(&set(json!({})), std::slice::from_ref(p), &InFlight::default()).upgrades[0]
             .patch
