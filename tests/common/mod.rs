@@ -4,6 +4,7 @@
 pub mod admit;
 pub mod cluster;
 pub mod kubectl;
+pub mod playground_cloneset;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
