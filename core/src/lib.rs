@@ -21,6 +21,7 @@ pub mod owner;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;
+pub mod shape;
 pub mod view;
 
 pub use decode::{DecodeError, Lenient};
@@ -28,4 +29,5 @@ pub use derived::{Derived, DerivedCache};
 pub use feature_gates::{FeatureGates, Gate, GateError};
 pub use kinds::{Kind, Kinds, Registered};
 pub use settings::Settings;
+pub use shape::Shape;
 pub use view::{ClusterView, Lookup, MemoryView, ObjectMap, StatusWrite, WriteTarget};
