@@ -25,8 +25,8 @@ type NodeId = usize;
 /// What one schema node admits.
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
-    /// A struct: its fields, sorted by name. Other keys are ignored; a `null` field reads as absent.
-    Struct(Vec<(Box<str>, NodeId)>),
+    /// A struct: its fields by name. Other keys are ignored; a `null` field reads as absent.
+    Struct(foldhash::HashMap<Box<str>, NodeId>),
     /// A map from strings to the node's values.
     Map(NodeId),
     List(NodeId),
@@ -84,11 +84,8 @@ impl Shape {
             return false;
         };
         // The resource's own apiVersion and kind must be strings naming it, when present.
-        let names_it = |field: &str, expected: &str| {
-            object
-                .get(field)
-                .is_none_or(|v| v.as_str() == Some(expected))
-        };
+        let names_it =
+            |field: &str, expected: &str| object.get(field).is_none_or(|v| v.as_str() == Some(expected));
         names_it("apiVersion", self.api_version)
             && names_it("kind", self.kind)
             && self.admits_node(self.root, value)
@@ -112,12 +109,12 @@ impl Shape {
 
     fn admits_node(&self, id: NodeId, value: &Value) -> bool {
         match (&self.nodes[id], value) {
-            (Node::Struct(fields), Value::Object(object)) => object.iter().all(|(key, value)| {
-                match fields.binary_search_by(|(name, _)| (**name).cmp(key.as_str())) {
-                    Ok(i) => value.is_null() || self.admits_node(fields[i].1, value),
-                    Err(_) => true,
-                }
-            }),
+            (Node::Struct(fields), Value::Object(object)) => {
+                object.iter().all(|(key, value)| match fields.get(key.as_str()) {
+                    Some(&field) => value.is_null() || self.admits_node(field, value),
+                    None => true,
+                })
+            }
             (Node::Map(item), Value::Object(object)) => {
                 object.values().all(|value| self.admits_node(*item, value))
             }
@@ -196,17 +193,16 @@ impl<'a> Compiler<'a> {
 
     fn object(&mut self, schema: &'a Value) -> Node {
         if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-            let mut fields: Vec<(Box<str>, NodeId)> = properties
+            let fields = properties
                 .iter()
                 .map(|(name, schema)| (name.as_str().into(), self.compile(schema)))
                 .collect();
-            fields.sort_by(|a, b| a.0.cmp(&b.0));
             return Node::Struct(fields);
         }
         match schema.get("additionalProperties") {
             Some(values @ Value::Object(_)) => Node::Map(self.compile(values)),
             // An object without fields: any object decodes (every key is ignored).
-            None => Node::Struct(Vec::new()),
+            None => Node::Struct(Default::default()),
             Some(_) => Node::Unknown,
         }
     }

@@ -80,11 +80,16 @@ fn decodes(value: &Value) -> bool {
 fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
     match value {
         Value::Object(map) => map.iter().for_each(|(k, v)| {
-            pointers(v, format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")), out)
+            pointers(
+                v,
+                format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                out,
+            )
         }),
-        Value::Array(items) => {
-            items.iter().enumerate().for_each(|(i, v)| pointers(v, format!("{at}/{i}"), out))
-        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .for_each(|(i, v)| pointers(v, format!("{at}/{i}"), out)),
         _ => {}
     }
     out.push(at);
@@ -92,10 +97,24 @@ fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
 
 fn replacements() -> Vec<Value> {
     vec![
-        json!("x"), json!("80"), json!("2026-11-28T06:00:00Z"), json!("bm90LWI2NA=="),
-        json!(5), json!(-1), json!(1.5), json!(1.0), json!(3_000_000_000u64), json!(u64::MAX),
-        json!(true), Value::Null, json!([]), json!(["x"]), json!([1]), json!({}),
-        json!({"a": "b"}), json!({"name": "x"}),
+        json!("x"),
+        json!("80"),
+        json!("2026-11-28T06:00:00Z"),
+        json!("bm90LWI2NA=="),
+        json!(5),
+        json!(-1),
+        json!(1.5),
+        json!(1.0),
+        json!(3_000_000_000u64),
+        json!(u64::MAX),
+        json!(true),
+        Value::Null,
+        json!([]),
+        json!(["x"]),
+        json!([1]),
+        json!({}),
+        json!({"a": "b"}),
+        json!({"name": "x"}),
     ]
 }
 
@@ -109,7 +128,12 @@ fn valid_pods_are_admitted_without_the_typed_decoder() {
     let shape = Shape::of::<Pod>();
     let bench: Value =
         serde_json::from_str(include_str!("../../../benches/data/pod-create-review.json")).unwrap();
-    for pod in [rich_pod(), bench["request"]["object"].clone(), json!({}), json!({"spec": null})] {
+    for pod in [
+        rich_pod(),
+        bench["request"]["object"].clone(),
+        json!({}),
+        json!({"spec": null}),
+    ] {
         assert!(decodes(&pod), "{pod}");
         assert!(shape.admits(&pod), "{pod}");
     }
