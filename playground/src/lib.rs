@@ -15,7 +15,6 @@
 
 #![warn(missing_docs)]
 
-pub mod admission;
 pub mod api;
 pub mod apply;
 pub mod conversion;
@@ -24,7 +23,6 @@ pub mod cron;
 pub mod cronjob;
 pub mod daemonset;
 pub mod defaults;
-pub mod delete;
 pub mod deployment;
 pub mod discovery;
 pub mod disruption;
@@ -45,8 +43,10 @@ pub mod printers;
 pub mod program;
 pub mod protobuf;
 pub mod registry;
+pub mod request;
 pub mod request_counts;
 pub mod resources;
+pub mod response;
 pub mod routes;
 pub mod scale;
 pub mod scheduler;
@@ -69,8 +69,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use admission::{AdmissionHook, Attributes, Operation};
 pub use api::Api;
+pub use api::admission::{AdmissionHook, Attributes, Operation};
 pub use error::{ApiError, ClientError, StartError};
 
 /// How to start a playground.

@@ -26,7 +26,7 @@ const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+pro
 
 /// `/openapi/v2`: `{"swagger": "2.0"}`, in gnostic's protobuf encoding (field 1, `swagger`) when
 /// the client accepts it.
-pub fn v2(req: &crate::routes::Request) -> axum::response::Response {
+pub fn v2(req: &crate::request::Request) -> axum::response::Response {
     use axum::{http::header, response::IntoResponse as _};
     let accept = req
         .headers
@@ -39,7 +39,7 @@ pub fn v2(req: &crate::routes::Request) -> axum::response::Response {
     }
     let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
         "paths": {}, "definitions": {}});
-    crate::routes::json_response(axum::http::StatusCode::OK, &doc)
+    crate::response::json_response(axum::http::StatusCode::OK, &doc)
 }
 
 /// `/openapi/v3`: the group-version index.

@@ -23,41 +23,7 @@ use regex::Regex;
 /// * core: the registry of kinds and the view refer to each other (`kinds` generates the stores the view
 ///   reads and names the view's `Lookup`; `derived` indexes are kept by the view and read through it;
 ///   `decode` names `Kind`). To be layered: `Kind` and `Lookup` below, the registry, then the view.
-/// * playground: the simulated API server's modules (its own rework).
-const KNOWN: &[(&str, &[&str])] = &[
-    ("core", &["decode", "derived", "kinds", "view"]),
-    (
-        "playground",
-        &[
-            "admission",
-            "api",
-            "apply",
-            "delete",
-            "discovery",
-            "disruption",
-            "error",
-            "events",
-            "handlers",
-            "job",
-            "kinds",
-            "openapi",
-            "patch",
-            "printers",
-            "protobuf",
-            "registry",
-            "request_counts",
-            "resources",
-            "routes",
-            "scale",
-            "schema",
-            "selectors",
-            "table",
-            "validate",
-            "watch",
-            "workload",
-        ],
-    ),
-];
+const KNOWN: &[(&str, &[&str])] = &[("core", &["decode", "derived", "kinds", "view"])];
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
