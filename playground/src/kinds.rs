@@ -1,5 +1,5 @@
 //! Kind-specific behaviour of the built-in resources: what a create sets (pod phase and QoS class,
-//! namespace finalizers and phase, secret type, a Job's selector) and the immutable fields an update may not change.
+//! namespace finalizers and phase, secret type, a Job's selector, a pod's default tolerations) and the immutable fields an update may not change.
 
 use serde_json::{Value, json};
 
@@ -13,6 +13,7 @@ pub fn prepare_create(plural: &str, obj: &mut Value) {
         "pods" => {
             let qos = qos_class(&obj["spec"]);
             obj["status"] = json!({"phase": "Pending", "qosClass": qos});
+            default_toleration_seconds(&mut obj["spec"]);
         }
         "namespaces" => {
             obj["spec"] = json!({"finalizers": ["kubernetes"]});
@@ -27,6 +28,33 @@ pub fn prepare_create(plural: &str, obj: &mut Value) {
         "secrets" if obj["type"].as_str().is_none_or(str::is_empty) => obj["type"] = json!("Opaque"),
         "jobs" => generate_job_selector(obj),
         _ => {}
+    }
+}
+
+/// The `DefaultTolerationSeconds` admission plugin (`plugin/pkg/admission/defaulttolerationseconds`):
+/// a pod not tolerating the not-ready or unreachable `NoExecute` taint gets a toleration of it for
+/// 300 seconds.
+fn default_toleration_seconds(spec: &mut Value) {
+    if !spec.is_object() {
+        return;
+    }
+    for key in ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"] {
+        let tolerated = spec["tolerations"].as_array().into_iter().flatten().any(|t| {
+            let key_ok =
+                t["key"] == key || (t["key"].as_str().is_none_or(str::is_empty) && t["operator"] == "Exists");
+            key_ok && (t["effect"] == "NoExecute" || t["effect"].as_str().is_none_or(str::is_empty))
+        });
+        if tolerated {
+            continue;
+        }
+        if !spec["tolerations"].is_array() {
+            spec["tolerations"] = json!([]);
+        }
+        if let Some(list) = spec["tolerations"].as_array_mut() {
+            list.push(
+                json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}),
+            );
+        }
     }
 }
 

@@ -58,6 +58,7 @@ pub mod statefulset;
 pub mod store;
 pub mod strategic;
 pub mod table;
+pub mod taint_eviction;
 pub mod tls;
 pub mod validate;
 pub mod volumes;
