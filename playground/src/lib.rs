@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod apply;
+pub mod builtin_schemas;
 pub mod conversion;
 pub mod crd;
 pub mod cron;

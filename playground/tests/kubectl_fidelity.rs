@@ -2,7 +2,8 @@
 //! cluster: `describe` (`kubectl/pkg/describe/describe.go`), `patch` in each patch type and the
 //! no-op case (`kubectl/pkg/cmd/patch`: "patched", "patched (no change)"), `replace`
 //! (`kubectl/pkg/cmd/replace`), `expose` (`kubectl/pkg/cmd/expose`), `taint`
-//! (`kubectl/pkg/cmd/taint`), `api-resources` and `api-versions` (discovery), `get -o yaml`.
+//! (`kubectl/pkg/cmd/taint`), `api-resources` and `api-versions` (discovery), `get -o yaml`,
+//! `explain` of built-in kinds (`kubectl/pkg/explain/v2`, its plaintext template).
 //! These tests fail (not skip) without kubectl on PATH.
 
 mod common;
@@ -43,9 +44,16 @@ async fn patch_types_replace_and_describe() {
         kubectl.ok(&["patch", "deployment", "web", "-p", strategic]).await,
         patched
     );
+    // No change: kubectl compares the object it read with the one the server answers (on an
+    // object no controller writes meanwhile).
+    kubectl
+        .apply("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n")
+        .await;
     assert_eq!(
-        kubectl.ok(&["patch", "deployment", "web", "-p", strategic]).await,
-        "deployment.apps/web patched (no change)\n"
+        kubectl
+            .ok(&["patch", "configmap", "c", "-p", r#"{"data":{"a":"b"}}"#])
+            .await,
+        "configmap/c patched (no change)\n"
     );
     let merge = r#"{"metadata":{"labels":{"tier":"front"}}}"#;
     assert_eq!(
@@ -189,5 +197,31 @@ async fn expose_taint_discovery_and_yaml() {
         "{yaml}"
     );
     assert!(yaml.contains("\n  generation: 1\n"), "{yaml}");
+    pg.shutdown().await;
+}
+
+#[tokio::test]
+async fn explain_built_in_kinds() {
+    let pg = common::start().await;
+    let kubectl = Kubectl::new(&pg);
+    let replicas = kubectl.ok(&["explain", "deployment.spec.replicas"]).await;
+    for line in [
+        "GROUP:      apps",
+        "KIND:       Deployment",
+        "VERSION:    v1",
+        "FIELD: replicas <integer>",
+    ] {
+        assert!(
+            replicas.lines().any(|l| l == line),
+            "{line:?} missing from:\n{replicas}"
+        );
+    }
+    assert!(replicas.contains("Number of desired pods."), "{replicas}");
+    let containers = kubectl.ok(&["explain", "pods.spec.containers"]).await;
+    assert!(
+        containers.contains("FIELD: containers <[]Container>"),
+        "{containers}"
+    );
+    assert!(containers.contains("  image\t<string>"), "{containers}");
     pg.shutdown().await;
 }
