@@ -6,26 +6,12 @@
 
 mod common;
 
-use std::time::Duration;
-
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Node, PersistentVolumeClaim, Pod};
-use kruise_playground::PlaygroundOptions;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-async fn start(nodes: usize) -> kruise_playground::Playground {
-    common::start_with(PlaygroundOptions {
-        nodes,
-        kubelet_delay: Duration::from_millis(50),
-        ..PlaygroundOptions::default()
-    })
-    .await
-}
-
-fn value<T: serde::Serialize>(o: &T) -> Value {
-    serde_json::to_value(o).unwrap()
-}
+use common::{start_nodes as start, value};
 
 #[tokio::test]
 async fn claims_of_scaled_away_pods_go_with_them_when_scaled_is_delete() {

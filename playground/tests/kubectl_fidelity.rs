@@ -8,10 +8,7 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::Kubectl;
-use kruise_playground::PlaygroundOptions;
 
 const DEPLOYMENT: &str = "apiVersion: apps/v1
 kind: Deployment
@@ -25,12 +22,7 @@ spec:
 ";
 
 async fn start() -> kruise_playground::Playground {
-    common::start_with(PlaygroundOptions {
-        nodes: 2,
-        kubelet_delay: Duration::from_millis(50),
-        ..PlaygroundOptions::default()
-    })
-    .await
+    common::start_nodes(2).await
 }
 
 #[tokio::test]
