@@ -33,6 +33,7 @@ pub mod raw;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;
+pub mod shape;
 pub mod view;
 pub mod workload_spread;
 
@@ -42,4 +43,5 @@ pub use feature_gates::{FeatureGates, Gate, GateError};
 pub use kinds::{Kind, Kinds, Registered};
 pub use lenient::Lenient;
 pub use settings::Settings;
+pub use shape::Shape;
 pub use view::{ClusterView, Lookup, MemoryView, ObjectMap, StatusWrite, WriteTarget};

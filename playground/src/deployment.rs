@@ -155,7 +155,7 @@ pub async fn replica_sets(api: &Api) {
             }
         }
         for pod in live.iter().rev().take((have - want).max(0) as usize) {
-            let opts = crate::delete::DeleteOptions::default();
+            let opts = crate::api::delete::DeleteOptions::default();
             let _ = api.delete(&pdef, ns, meta::name(pod), &opts).await;
         }
         let ready = live.iter().filter(|p| is_ready(p)).count() as i64;

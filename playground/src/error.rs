@@ -295,7 +295,7 @@ impl FieldError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        crate::routes::json_response(code, &self.status())
+        crate::response::json_response(code, &self.status())
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::admission::{AdmissionHook, Attributes, Operation};
+use crate::api::admission::{AdmissionHook, Attributes, Operation};
 use crate::error::ApiError;
 
 /// Runs just before an injected conflict is answered: the other writer's write, made through the

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::api::delete::{DeleteOptions, FOREGROUND, ORPHAN};
 use crate::api::{Api, UpdateMode};
-use crate::delete::{DeleteOptions, FOREGROUND, ORPHAN};
 use crate::meta;
 use crate::resources::ResourceDef;
 

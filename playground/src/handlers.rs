@@ -7,12 +7,13 @@ use axum::{http::StatusCode, response::Response};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use crate::api::delete::{DeleteOptions, Deleted};
 use crate::api::{Api, UpdateMode, key};
-use crate::delete::{DeleteOptions, Deleted};
 use crate::error::ApiError;
 use crate::meta;
+use crate::request::{ApiPath, Request};
 use crate::resources::ResourceDef;
-use crate::routes::{ApiPath, Request, json_response};
+use crate::response::{json_response, with_warnings};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::{patch, scale, table};
 
@@ -167,26 +168,10 @@ pub async fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> R
 /// POST of a collection.
 pub async fn create(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
     let obj = body(req)?;
-    let warnings = field_validation(def, req, &obj)?;
+    let warnings = crate::schema::field_validation(def, req.field_validation(), &obj)?;
     let created = api.create(def, ns(p), obj, req.dry_run()).await?;
     let resp = json_response(StatusCode::CREATED, &api.present(def, created).await?);
     Ok(with_warnings(resp, &warnings))
-}
-
-/// The request's `fieldValidation` applied to a custom resource body (see `schema`).
-pub fn field_validation(def: &ResourceDef, req: &Request, obj: &Value) -> Result<Vec<String>, ApiError> {
-    let mode = req.query.get("fieldValidation").map(String::as_str);
-    crate::schema::field_validation(def, mode, obj)
-}
-
-/// Adds one `Warning: 299 - "<text>"` header per warning, as kube-apiserver does.
-pub fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
-    for w in warnings {
-        if let Ok(v) = axum::http::HeaderValue::from_str(&format!("299 - {w:?}")) {
-            resp.headers_mut().append(axum::http::header::WARNING, v);
-        }
-    }
-    resp
 }
 
 /// POST of `pods/<name>/eviction` or `pods/<name>/binding`.
@@ -209,9 +194,9 @@ pub async fn create_sub(
         return Err(ApiError::not_found(&def.group_resource(), name(p)));
     };
     // Webhooks registered for pods/eviction or pods/binding CREATE see the subresource object.
-    let attrs = crate::admission::Attributes {
+    let attrs = crate::api::admission::Attributes {
         api,
-        operation: crate::admission::Operation::Create,
+        operation: crate::api::admission::Operation::Create,
         resource: def,
         subresource: p.subresource.as_deref(),
         namespace: ns(p),
@@ -271,7 +256,7 @@ pub async fn update(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) ->
     if p.subresource.as_deref() == Some("scale") {
         return scale::update(api, def, ns(p), name(p), obj, req.dry_run()).await;
     }
-    let warnings = field_validation(def, req, &obj)?;
+    let warnings = crate::schema::field_validation(def, req.field_validation(), &obj)?;
     let updated = api
         .update(def, ns(p), name(p), obj, mode(p), req.dry_run())
         .await?;

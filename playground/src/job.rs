@@ -26,34 +26,6 @@ use crate::resources::ResourceDef;
 use crate::store::ResKey;
 use crate::workload::{self, has_condition, is_finished, is_ready};
 
-/// The Job's selector label (`batch.kubernetes.io/controller-uid`).
-pub const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
-/// The label with the Job's name (`batch.kubernetes.io/job-name`).
-pub const JOB_NAME_LABEL: &str = "batch.kubernetes.io/job-name";
-
-/// What the API server sets on a created Job without `manualSelector` (the job strategy's
-/// `generateSelector`): the controller-uid and job-name labels (new and legacy keys) on the
-/// template, and a selector on the uid.
-pub fn generate_selector(job: &mut Value) {
-    if job["spec"]["manualSelector"] == true {
-        return;
-    }
-    let (uid, name) = (meta::uid_of(job).to_string(), meta::name(job).to_string());
-    let labels = &mut job["spec"]["template"]["metadata"]["labels"];
-    if !labels.is_object() {
-        *labels = json!({});
-    }
-    for (k, v) in [
-        (CONTROLLER_UID_LABEL, &uid),
-        (JOB_NAME_LABEL, &name),
-        ("controller-uid", &uid),
-        ("job-name", &name),
-    ] {
-        labels[k] = json!(v);
-    }
-    job["spec"]["selector"] = json!({"matchLabels": {CONTROLLER_UID_LABEL: uid}});
-}
-
 /// A finished Job: its `Complete` or `Failed` condition is True.
 pub fn is_done(job: &Value) -> bool {
     has_condition(job, "Complete") || has_condition(job, "Failed")
@@ -221,27 +193,5 @@ async fn create_pod(api: &Api, pdef: &ResourceDef, job: &Value) {
     pod["metadata"]["generateName"] = json!(format!("{}-", meta::name(job)));
     if let Err(e) = api.create(pdef, ns, pod, false).await {
         tracing::debug!(error = %e, "job pod create failed");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_api_server_labels_the_template_and_selects_on_the_uid() {
-        let mut job = json!({"metadata": {"name": "pi", "uid": "u-1"}, "spec": {"template": {"spec": {}}}});
-        generate_selector(&mut job);
-        assert_eq!(
-            job["spec"]["selector"],
-            json!({"matchLabels": {CONTROLLER_UID_LABEL: "u-1"}})
-        );
-        let labels = &job["spec"]["template"]["metadata"]["labels"];
-        assert_eq!(labels["job-name"], "pi");
-        assert_eq!(labels[JOB_NAME_LABEL], "pi");
-        assert_eq!(labels["controller-uid"], "u-1");
-        let mut manual = json!({"metadata": {"name": "m"}, "spec": {"manualSelector": true, "selector": {}}});
-        generate_selector(&mut manual);
-        assert_eq!(manual["spec"]["selector"], json!({}));
     }
 }

@@ -15,16 +15,15 @@
 
 #![warn(missing_docs)]
 
-pub mod admission;
 pub mod api;
 pub mod apply;
+pub mod builtin_schemas;
 pub mod conversion;
 pub mod crd;
 pub mod cron;
 pub mod cronjob;
 pub mod daemonset;
 pub mod defaults;
-pub mod delete;
 pub mod deployment;
 pub mod discovery;
 pub mod disruption;
@@ -45,8 +44,10 @@ pub mod printers;
 pub mod program;
 pub mod protobuf;
 pub mod registry;
+pub mod request;
 pub mod request_counts;
 pub mod resources;
+pub mod response;
 pub mod routes;
 pub mod scale;
 pub mod scheduler;
@@ -58,6 +59,7 @@ pub mod statefulset;
 pub mod store;
 pub mod strategic;
 pub mod table;
+pub mod taint_eviction;
 pub mod tls;
 pub mod validate;
 pub mod volumes;
@@ -69,8 +71,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use admission::{AdmissionHook, Attributes, Operation};
 pub use api::Api;
+pub use api::admission::{AdmissionHook, Attributes, Operation};
 pub use error::{ApiError, ClientError, StartError};
 
 /// How to start a playground.

@@ -6,8 +6,8 @@
 //! - `Ready` condition `False` → `node.kubernetes.io/not-ready`, `NoSchedule` and `NoExecute`;
 //! - `Ready` condition `Unknown` (or missing) → `node.kubernetes.io/unreachable`, both effects.
 //!
-//! Other taints are kept. Pods already running on a node that gets a `NoExecute` taint are not
-//! evicted here (kube's taint manager would, after the tolerationSeconds its admission adds).
+//! Other taints are kept. Pods on a node with a `NoExecute` taint are evicted by
+//! [`crate::taint_eviction`].
 
 use serde_json::{Value, json};
 

@@ -2,9 +2,9 @@
 //! version, and each group version's document declares, for every kind, a PATCH operation tagged
 //! `x-kubernetes-group-version-kind` accepting the `fieldValidation` query parameter. kubectl
 //! then leaves validation to the server (which applies `fieldValidation` to custom resources)
-//! instead of validating on the client. Custom resources' schemas are published under
-//! `components.schemas` (what `kubectl explain` reads); built-in kinds have none: kubectl
-//! computes strategic merge patches from its compiled-in types.
+//! instead of validating on the client. Custom resources' and built-in kinds' schemas
+//! ([`crate::builtin_schemas`]) are published under `components.schemas` (what `kubectl explain`
+//! reads).
 //! `/openapi/v2` is a Swagger 2.0 document without definitions (protobuf when asked for, as
 //! client-go's discovery asks): kubectl's client-side validation, which it uses for `kind: List`
 //! files whatever the server supports, skips kinds the document does not define.
@@ -26,7 +26,7 @@ const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+pro
 
 /// `/openapi/v2`: `{"swagger": "2.0"}`, in gnostic's protobuf encoding (field 1, `swagger`) when
 /// the client accepts it.
-pub fn v2(req: &crate::routes::Request) -> axum::response::Response {
+pub fn v2(req: &crate::request::Request) -> axum::response::Response {
     use axum::{http::header, response::IntoResponse as _};
     let accept = req
         .headers
@@ -39,7 +39,7 @@ pub fn v2(req: &crate::routes::Request) -> axum::response::Response {
     }
     let doc = json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"},
         "paths": {}, "definitions": {}});
-    crate::routes::json_response(axum::http::StatusCode::OK, &doc)
+    crate::response::json_response(axum::http::StatusCode::OK, &doc)
 }
 
 /// `/openapi/v3`: the group-version index.
@@ -106,7 +106,12 @@ pub fn group_version(api: &Api, path: &str) -> Result<Value, ApiError> {
             "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": "List"}});
         paths.insert("/api/v1/lists/{name}".into(), json!({"patch": op}));
     }
-    let mut schemas = Map::new();
+    let builtin: Vec<&str> = defs
+        .iter()
+        .filter(|d| d.builtin)
+        .map(|d| d.kind.as_str())
+        .collect();
+    let mut schemas = crate::builtin_schemas::schemas(&defs[0].group, &defs[0].version, &builtin);
     for d in &defs {
         if let Some(schema) = d.crd.as_deref().and_then(|c| c.schema.as_ref()) {
             schemas.insert(schema_name(&d.group, &d.version, &d.kind), kind_schema(d, schema));

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use crate::api::{Api, UpdateMode, key};
 use crate::error::ApiError;
 use crate::meta;
+use crate::request::{ApiPath, Request};
 use crate::resources::ResourceDef;
-use crate::routes::{ApiPath, Request};
 use crate::{apply, scale, strategic};
 
 const JSON_PATCH: &str = "application/json-patch+json";
@@ -99,7 +99,7 @@ pub async fn patch(
             let manager = req.query.get("fieldManager").cloned().unwrap_or_default();
             let force = req.query.get("force").is_some_and(|f| f == "true");
             let applied = apply::parse(&req.body)?;
-            crate::handlers::field_validation(def, req, &applied)?;
+            crate::schema::field_validation(def, req.field_validation(), &applied)?;
             let Some(current) = current else {
                 if mode != UpdateMode::Main {
                     return Err(ApiError::not_found(&gr, name));
@@ -127,7 +127,7 @@ pub async fn patch(
         };
         let patched = apply_patch(def, &ct, &doc, &req.body)?;
         if p.subresource.as_deref() != Some("scale") {
-            crate::handlers::field_validation(def, req, &patched)?;
+            crate::schema::field_validation(def, req.field_validation(), &patched)?;
         }
         let user_rv = meta::resource_version(&patched).to_string();
         let pinned = user_rv != meta::resource_version(&current);

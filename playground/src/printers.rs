@@ -7,6 +7,38 @@ use serde_json::{Value, json};
 /// One column: header, priority, cell.
 pub type Column = (&'static str, i64, fn(&Value) -> Value);
 
+/// `duration.HumanDuration` of apimachinery, as AGE cells show it.
+pub fn human_duration(secs: i64) -> String {
+    let s = secs.max(0);
+    let (m, h, d) = (s / 60, s / 3600, s / 86400);
+    if s < 120 {
+        format!("{s}s")
+    } else if m < 10 {
+        units(m, "m", s % 60, "s")
+    } else if m < 180 {
+        format!("{m}m")
+    } else if h < 8 {
+        units(h, "h", m % 60, "m")
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 24 * 8 {
+        units(d, "d", h % 24, "h")
+    } else if h < 24 * 365 * 2 {
+        format!("{d}d")
+    } else {
+        format!("{}y", d / 365)
+    }
+}
+
+/// `5m` or `5m30s`: the remainder is left out when zero.
+fn units(n: i64, unit: &str, rest: i64, rest_unit: &str) -> String {
+    if rest == 0 {
+        format!("{n}{unit}")
+    } else {
+        format!("{n}{unit}{rest}{rest_unit}")
+    }
+}
+
 fn int(v: &Value) -> i64 {
     v.as_i64().unwrap_or(0)
 }
@@ -29,20 +61,48 @@ fn containers(o: &Value, field: &str) -> Value {
     json!(list.join(","))
 }
 
-fn selector(o: &Value) -> Value {
-    let pairs: Vec<String> = o["spec"]["selector"]["matchLabels"]
+/// `k=v,k2=v2`, or `<none>`.
+fn labels_or_none(v: &Value) -> Value {
+    let pairs: Vec<String> = v
         .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect()
-        })
-        .unwrap_or_default();
-    json!(if pairs.is_empty() {
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect();
+    joined_or_none(pairs)
+}
+
+fn joined_or_none(items: Vec<String>) -> Value {
+    json!(if items.is_empty() {
         "<none>".to_string()
     } else {
-        pairs.join(",")
+        items.join(",")
     })
+}
+
+fn selector(o: &Value) -> Value {
+    labels_or_none(&o["spec"]["selector"]["matchLabels"])
+}
+
+/// `ready/desired` replicas.
+fn ready_replicas(o: &Value) -> Value {
+    json!(format!(
+        "{}/{}",
+        int(&o["status"]["readyReplicas"]),
+        int(&o["spec"]["replicas"])
+    ))
+}
+
+/// The wide columns of a kind with a pod template: its containers, images and, optionally, selector.
+fn template_columns(with_selector: bool) -> Vec<Column> {
+    let mut columns: Vec<Column> = vec![
+        ("Containers", 1, |o| containers(o, "name")),
+        ("Images", 1, |o| containers(o, "image")),
+    ];
+    if with_selector {
+        columns.push(("Selector", 1, selector));
+    }
+    columns
 }
 
 fn service_ports(o: &Value) -> Value {
@@ -58,11 +118,7 @@ fn service_ports(o: &Value) -> Value {
             }
         })
         .collect();
-    json!(if ports.is_empty() {
-        "<none>".to_string()
-    } else {
-        ports.join(",")
-    })
+    joined_or_none(ports)
 }
 
 fn node_status(o: &Value) -> Value {
@@ -85,20 +141,6 @@ fn node_status(o: &Value) -> Value {
 fn since(v: &Value) -> Option<i64> {
     let t = v.as_str().and_then(crate::meta::parse_time)?;
     Some((time::OffsetDateTime::now_utc() - t).whole_seconds())
-}
-
-fn labels_or_none(v: &Value) -> Value {
-    let pairs: Vec<String> = v
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    json!(if pairs.is_empty() {
-        "<none>".to_string()
-    } else {
-        pairs.join(",")
-    })
 }
 
 fn access_modes(v: &Value) -> Value {
@@ -164,7 +206,7 @@ fn job_duration(o: &Value) -> Value {
     ) else {
         return json!("");
     };
-    json!(crate::table::human_duration(start - end.unwrap_or(0)))
+    json!(human_duration(start - end.unwrap_or(0)))
 }
 
 /// The columns (between NAME and AGE, plus wide ones after AGE) of a built-in kind; `None` for
@@ -196,18 +238,7 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
                 ("External-IP", 0, |_| json!("<none>")),
                 ("Port(s)", 0, service_ports),
             ],
-            vec![("Selector", 1, |o| {
-                let m = o["spec"]["selector"].as_object().cloned().unwrap_or_default();
-                let pairs: Vec<String> = m
-                    .iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                    .collect();
-                json!(if pairs.is_empty() {
-                    "<none>".to_string()
-                } else {
-                    pairs.join(",")
-                })
-            })],
+            vec![("Selector", 1, |o| labels_or_none(&o["spec"]["selector"]))],
         ),
         ("", "nodes") => (
             vec![("Status", 0, node_status), ("Roles", 0, |_| json!("<none>"))],
@@ -217,21 +248,11 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
         ),
         ("apps", "deployments") => (
             vec![
-                ("Ready", 0, |o| {
-                    json!(format!(
-                        "{}/{}",
-                        int(&o["status"]["readyReplicas"]),
-                        int(&o["spec"]["replicas"])
-                    ))
-                }),
+                ("Ready", 0, ready_replicas),
                 ("Up-to-date", 0, |o| json!(int(&o["status"]["updatedReplicas"]))),
                 ("Available", 0, |o| json!(int(&o["status"]["availableReplicas"]))),
             ],
-            vec![
-                ("Containers", 1, |o| containers(o, "name")),
-                ("Images", 1, |o| containers(o, "image")),
-                ("Selector", 1, selector),
-            ],
+            template_columns(true),
         ),
         ("apps", "replicasets") => (
             vec![
@@ -239,25 +260,9 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
                 ("Current", 0, |o| json!(int(&o["status"]["replicas"]))),
                 ("Ready", 0, |o| json!(int(&o["status"]["readyReplicas"]))),
             ],
-            vec![
-                ("Containers", 1, |o| containers(o, "name")),
-                ("Images", 1, |o| containers(o, "image")),
-                ("Selector", 1, selector),
-            ],
+            template_columns(true),
         ),
-        ("apps", "statefulsets") => (
-            vec![("Ready", 0, |o| {
-                json!(format!(
-                    "{}/{}",
-                    int(&o["status"]["readyReplicas"]),
-                    int(&o["spec"]["replicas"])
-                ))
-            })],
-            vec![
-                ("Containers", 1, |o| containers(o, "name")),
-                ("Images", 1, |o| containers(o, "image")),
-            ],
-        ),
+        ("apps", "statefulsets") => (vec![("Ready", 0, ready_replicas)], template_columns(false)),
         ("apps", "daemonsets") => (
             vec![
                 ("Desired", 0, |o| {
@@ -275,11 +280,7 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
                     labels_or_none(&o["spec"]["template"]["spec"]["nodeSelector"])
                 }),
             ],
-            vec![
-                ("Containers", 1, |o| containers(o, "name")),
-                ("Images", 1, |o| containers(o, "image")),
-                ("Selector", 1, selector),
-            ],
+            template_columns(true),
         ),
         ("batch", "jobs") => (
             vec![
@@ -287,11 +288,7 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
                 ("Completions", 0, job_completions),
                 ("Duration", 0, job_duration),
             ],
-            vec![
-                ("Containers", 1, |o| containers(o, "name")),
-                ("Images", 1, |o| containers(o, "image")),
-                ("Selector", 1, selector),
-            ],
+            template_columns(true),
         ),
         ("batch", "cronjobs") => (
             vec![
@@ -306,10 +303,7 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
                 }),
                 ("Active", 0, |o| count(&o["status"]["active"])),
                 ("Last Schedule", 0, |o| {
-                    json!(
-                        since(&o["status"]["lastScheduleTime"])
-                            .map_or("<none>".into(), crate::table::human_duration)
-                    )
+                    json!(since(&o["status"]["lastScheduleTime"]).map_or("<none>".into(), human_duration))
                 }),
             ],
             vec![],
@@ -361,4 +355,24 @@ pub fn columns(group: &str, plural: &str) -> Option<(Vec<Column>, Vec<Column>)> 
         _ => return None,
     };
     Some((before, wide))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_durations_match_apimachinery() {
+        for (s, want) in [
+            (5, "5s"),
+            (119, "119s"),
+            (150, "2m30s"),
+            (600, "10m"),
+            (3 * 3600 + 120, "3h2m"),
+            (50 * 3600, "2d2h"),
+            (800 * 86400, "2y"),
+        ] {
+            assert_eq!(human_duration(s), want, "{s}");
+        }
+    }
 }

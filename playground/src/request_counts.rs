@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use axum::http::Method;
 
-use crate::routes::ApiPath;
+use crate::request::ApiPath;
 
 /// One kind of request.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

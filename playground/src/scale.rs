@@ -8,7 +8,7 @@ use crate::api::{Api, UpdateMode, key};
 use crate::error::ApiError;
 use crate::meta;
 use crate::resources::ResourceDef;
-use crate::routes::json_response;
+use crate::response::json_response;
 
 /// The Scale of an object.
 pub fn to_scale(def: &ResourceDef, obj: &Value) -> Value {

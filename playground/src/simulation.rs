@@ -1,4 +1,5 @@
-//! The simulated data plane, one task beside the garbage collector: the node lifecycle taints,
+//! The simulated data plane, one task beside the garbage collector: the node lifecycle taints and
+//! taint eviction,
 //! the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob and Job controllers, the volume
 //! binder, the scheduler and the kubelets of `nodes` Ready nodes. Passes run on every store
 //! change (at most one per 10 ms) and every 50 ms (so container start delays are honoured closely).
@@ -8,7 +9,9 @@ use std::time::Duration;
 
 use crate::api::Api;
 use crate::kubelet::Kubelet;
-use crate::{cronjob, daemonset, deployment, job, node_lifecycle, scheduler, statefulset, volumes};
+use crate::{
+    cronjob, daemonset, deployment, job, node_lifecycle, scheduler, statefulset, taint_eviction, volumes,
+};
 
 /// The least time between two passes.
 pub const MIN_PASS_INTERVAL: Duration = Duration::from_millis(10);
@@ -21,6 +24,7 @@ pub async fn run(api: Arc<Api>, nodes: usize, kubelet: Kubelet) {
         tokio::pin!(notified);
         notified.as_mut().enable();
         node_lifecycle::sync(&api).await;
+        taint_eviction::sync(&api).await;
         deployment::deployments(&api).await;
         deployment::replica_sets(&api).await;
         statefulset::sync(&api).await;

@@ -3,8 +3,10 @@
 //! - pods `<set>-<ordinal>` with the labels `statefulset.kubernetes.io/pod-name`,
 //!   `apps.kubernetes.io/pod-index` and `controller-revision-hash` (the revision's name),
 //!   `hostname`/`subdomain` set, and one PVC `<claim>-<set>-<ordinal>` per
-//!   `volumeClaimTemplates` entry created before the pod (owned by the set when
-//!   `persistentVolumeClaimRetentionPolicy.whenDeleted` is `Delete`);
+//!   `volumeClaimTemplates` entry created before the pod;
+//! - `persistentVolumeClaimRetentionPolicy` (`claimOwnerMatchesSetAndPod`): a claim is owned by
+//!   the set when `whenDeleted` is `Delete`, and — once its pod's ordinal is scaled away — by the
+//!   pod instead when `whenScaled` is `Delete`, so the garbage collector removes it with its owner;
 //! - ControllerRevisions `<set>-<hash>` of the template; `currentRevision`/`updateRevision`;
 //! - `OrderedReady`: one pod at a time, in ordinal order, each Running and Ready before the next;
 //!   scale-down from the highest ordinal, one at a time; `Parallel`: all at once;
@@ -20,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::api::Api;
+use crate::api::{Api, UpdateMode};
 use crate::meta;
 use crate::resources::ResourceDef;
 use crate::store::ResKey;
@@ -126,6 +128,8 @@ async fn sync_set(api: &Api, defs: &Defs, set: &Value, pods: &[&Value]) {
             Some(pod) => blocked = ordered && !healthy(pod),
         }
     }
+    // Claim owners first, so a condemned pod's claim goes with it.
+    retain_claims(api, defs, set, &by_ordinal, replicas).await;
     // Scale down from the highest ordinal (`processCondemned`).
     let condemned: Vec<&Value> = by_ordinal.range(replicas..).rev().map(|(_, p)| *p).collect();
     let all_healthy = by_ordinal.values().all(|p| healthy(p));
@@ -259,11 +263,113 @@ async fn ensure_claim(api: &Api, defs: &Defs, set: &Value, claim: &Value, name: 
     {
         metadata["labels"][k] = v.clone();
     }
-    if set["spec"]["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Delete" {
+    if claim_owners(set, false).0 {
         metadata["ownerReferences"] = json!([workload::owner_ref(set, "apps/v1", "StatefulSet")]);
     }
     let pvc = json!({"metadata": metadata, "spec": claim["spec"].clone()});
     if let Err(e) = api.create(&defs.claims, ns, pvc, false).await {
         tracing::debug!(error = %e, "statefulset claim create failed");
+    }
+}
+
+/// Whether a claim should be owned by (the set, its pod) under the set's
+/// `persistentVolumeClaimRetentionPolicy`, the pod's ordinal being scaled away or not.
+fn claim_owners(set: &Value, scaled_down: bool) -> (bool, bool) {
+    let policy = &set["spec"]["persistentVolumeClaimRetentionPolicy"];
+    let when_deleted = policy["whenDeleted"] == "Delete";
+    let when_scaled = policy["whenScaled"] == "Delete";
+    match (when_deleted, when_scaled) {
+        (false, false) => (false, false),
+        (true, false) => (true, false),
+        (false, true) => (false, scaled_down),
+        (true, true) => (!scaled_down, scaled_down),
+    }
+}
+
+/// A claim's owner references with those to the set and the pod as [`claim_owners`] wants them
+/// (`updateClaimOwnerRefForSetAndPod`); other owners are kept.
+fn claim_refs(claim: &Value, set: &Value, pod: &Value, scaled_down: bool) -> Vec<Value> {
+    let (by_set, by_pod) = claim_owners(set, scaled_down);
+    let ours = |r: &Value| r["uid"] == meta::uid_of(set) || r["uid"] == meta::uid_of(pod);
+    let mut refs: Vec<Value> = claim["metadata"]["ownerReferences"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| !ours(r))
+        .cloned()
+        .collect();
+    if by_set {
+        refs.push(workload::owner_ref(set, "apps/v1", "StatefulSet"));
+    }
+    if by_pod {
+        refs.push(workload::owner_ref(pod, "v1", "Pod"));
+    }
+    refs
+}
+
+/// Brings the owners of every pod's claims in line with the retention policy.
+async fn retain_claims(api: &Api, defs: &Defs, set: &Value, pods: &BTreeMap<i64, &Value>, replicas: i64) {
+    let Some(templates) = set["spec"]["volumeClaimTemplates"].as_array() else {
+        return;
+    };
+    let ns = meta::namespace(set);
+    for (&o, pod) in pods {
+        for template in templates {
+            let name = format!("{}-{}", meta::name(template), meta::name(pod));
+            let Some(claim) = api
+                .store
+                .get(&ResKey::new("", "persistentvolumeclaims"), ns, &name)
+            else {
+                continue;
+            };
+            let want = claim_refs(&claim, set, pod, o >= replicas);
+            let have = claim["metadata"]["ownerReferences"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if want == have {
+                continue;
+            }
+            let mut next = Value::clone(&claim);
+            next["metadata"]["ownerReferences"] = json!(want);
+            if let Err(e) = api
+                .update(&defs.claims, ns, &name, next, UpdateMode::Main, false)
+                .await
+            {
+                tracing::debug!(error = %e, "statefulset claim owner update failed");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claim_owners_follow_the_retention_policy() {
+        let set = |deleted: &str, scaled: &str| {
+            json!({"metadata": {"name": "db", "uid": "s"}, "spec": {"persistentVolumeClaimRetentionPolicy":
+                {"whenDeleted": deleted, "whenScaled": scaled}}})
+        };
+        let pod = json!({"metadata": {"name": "db-2", "uid": "p"}});
+        let other = json!({"uid": "x", "kind": "Other"});
+        let claim = json!({"metadata": {"ownerReferences": [other, {"uid": "s"}]}});
+        let owners = |s: &Value, down: bool| -> Vec<String> {
+            claim_refs(&claim, s, &pod, down)
+                .iter()
+                .map(|r| r["uid"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(owners(&set("Retain", "Retain"), true), ["x"]);
+        assert_eq!(owners(&set("Delete", "Retain"), true), ["x", "s"]);
+        assert_eq!(owners(&set("Retain", "Delete"), false), ["x"]);
+        assert_eq!(owners(&set("Retain", "Delete"), true), ["x", "p"]);
+        assert_eq!(owners(&set("Delete", "Delete"), false), ["x", "s"]);
+        assert_eq!(owners(&set("Delete", "Delete"), true), ["x", "p"]);
+        assert_eq!(
+            claim_refs(&claim, &set("Delete", "Delete"), &pod, true)[1]["kind"],
+            "Pod"
+        );
     }
 }

@@ -6,45 +6,8 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::meta;
+use crate::printers::human_duration;
 use crate::resources::ResourceDef;
-
-/// `duration.HumanDuration` of apimachinery, as AGE cells show it.
-pub fn human_duration(secs: i64) -> String {
-    let s = secs.max(0);
-    let (m, h, d) = (s / 60, s / 3600, s / 86400);
-    if s < 120 {
-        format!("{s}s")
-    } else if m < 10 {
-        let rs = s % 60;
-        if rs == 0 {
-            format!("{m}m")
-        } else {
-            format!("{m}m{rs}s")
-        }
-    } else if m < 180 {
-        format!("{m}m")
-    } else if h < 8 {
-        let rm = m % 60;
-        if rm == 0 {
-            format!("{h}h")
-        } else {
-            format!("{h}h{rm}m")
-        }
-    } else if h < 48 {
-        format!("{h}h")
-    } else if h < 24 * 8 {
-        let rh = h % 24;
-        if rh == 0 {
-            format!("{d}d")
-        } else {
-            format!("{d}d{rh}h")
-        }
-    } else if h < 24 * 365 * 2 {
-        format!("{d}d")
-    } else {
-        format!("{}y", d / 365)
-    }
-}
 
 fn age(obj: &Value, path: &str) -> String {
     match meta::get_path(obj, path)
@@ -235,21 +198,6 @@ pub fn table(def: &ResourceDef, items: &[Value], rv: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn human_durations_match_apimachinery() {
-        for (s, want) in [
-            (5, "5s"),
-            (119, "119s"),
-            (150, "2m30s"),
-            (600, "10m"),
-            (3 * 3600 + 120, "3h2m"),
-            (50 * 3600, "2d2h"),
-            (800 * 86400, "2y"),
-        ] {
-            assert_eq!(human_duration(s), want, "{s}");
-        }
-    }
 
     #[test]
     fn readiness_gates_count_the_true_ones() {

@@ -24,8 +24,8 @@ use crate::api::{Api, key};
 use crate::error::ApiError;
 use crate::handlers::select;
 use crate::meta;
+use crate::request::{ApiPath, Request};
 use crate::resources::ResourceDef;
-use crate::routes::{ApiPath, Request};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::store::{Event, EventType};
 

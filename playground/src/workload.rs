@@ -111,7 +111,7 @@ pub fn pod_from_template(template: &Value, ns: &str, owner_ref: Value) -> Value 
 
 /// Deletes an object in the background, logging a failure.
 pub async fn delete(api: &Api, def: &ResourceDef, obj: &Value) {
-    let opts = crate::delete::DeleteOptions {
+    let opts = crate::api::delete::DeleteOptions {
         propagation_policy: Some("Background".into()),
         ..Default::default()
     };

@@ -15,18 +15,7 @@ use kruise_playground::PlaygroundOptions;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-async fn start(nodes: usize) -> kruise_playground::Playground {
-    common::start_with(PlaygroundOptions {
-        nodes,
-        kubelet_delay: Duration::from_millis(50),
-        ..PlaygroundOptions::default()
-    })
-    .await
-}
-
-fn value<T: serde::Serialize>(o: &T) -> Value {
-    serde_json::to_value(o).unwrap()
-}
+use common::{start_nodes as start, value};
 
 async fn pods_with(pods: &Api<Pod>, selector: &str) -> Vec<Value> {
     let lp = ListParams::default().labels(selector);

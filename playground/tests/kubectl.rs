@@ -197,55 +197,6 @@ spec:
 }
 
 #[tokio::test]
-async fn create_generators_send_protobuf() {
-    let pg = common::start().await;
-    let kubectl = Kubectl::new(&pg);
-    assert_eq!(
-        kubectl.ok(&["create", "namespace", "t1"]).await,
-        "namespace/t1 created\n"
-    );
-    assert_eq!(
-        kubectl
-            .ok(&["-n", "t1", "create", "configmap", "c1", "--from-literal=a=b"])
-            .await,
-        "configmap/c1 created\n"
-    );
-    assert_eq!(
-        kubectl
-            .ok(&[
-                "-n",
-                "t1",
-                "create",
-                "secret",
-                "generic",
-                "s1",
-                "--from-literal=p=q"
-            ])
-            .await,
-        "secret/s1 created\n"
-    );
-    assert_eq!(
-        kubectl
-            .ok(&["-n", "t1", "get", "configmap", "c1", "-o", "jsonpath={.data.a}"])
-            .await,
-        "b"
-    );
-    let secret = kubectl
-        .ok(&[
-            "-n",
-            "t1",
-            "get",
-            "secret",
-            "s1",
-            "-o",
-            "jsonpath={.data.p} {.type}",
-        ])
-        .await;
-    assert_eq!(secret, "cQ== Opaque");
-    pg.shutdown().await;
-}
-
-#[tokio::test]
 async fn get_watch_prints_events() {
     let pg = common::start().await;
     let kubectl = Kubectl::new(&pg);

@@ -7,21 +7,13 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::Kubectl;
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
-use kruise_playground::PlaygroundOptions;
 use kube::api::{Api, ListParams};
 
 async fn start() -> kruise_playground::Playground {
-    common::start_with(PlaygroundOptions {
-        nodes: 3,
-        kubelet_delay: Duration::from_millis(50),
-        ..PlaygroundOptions::default()
-    })
-    .await
+    common::start_nodes(3).await
 }
 
 const WORKLOADS: &str = "apiVersion: apps/v1

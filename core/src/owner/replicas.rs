@@ -3,10 +3,14 @@
 //!
 //! OpenKruise decodes the target by its exact apiVersion and kind (`GenerateEmptyWorkloadObject`):
 //! `apps/v1` Deployment, ReplicaSet and StatefulSet, `batch/v1` Job, `apps.kruise.io/v1alpha1` CloneSet
-//! and `apps.kruise.io/v1alpha1` or `v1beta1` StatefulSet are typed; anything else (an
-//! `apps.kruise.io/v1beta1` CloneSet included) is a custom workload, counted only through OpenKruise's
-//! custom-workload whitelist in the `kruise-configuration` ConfigMap, which kruise-rs does not read:
-//! such a target counts 0, unless `targetFilter.replicasPathList` names where its replicas are.
+//! and `apps.kruise.io/v1alpha1` or `v1beta1` StatefulSet are typed; anything else is a custom
+//! workload, counted only through OpenKruise's custom-workload whitelist in the `kruise-configuration`
+//! ConfigMap, which kruise-rs does not read: such a target counts 0, unless
+//! `targetFilter.replicasPathList` names where its replicas are.
+//!
+//! kruise-rs also serves CloneSet as `apps.kruise.io/v1beta1` (its storage version, the one kubectl
+//! prefers), so a target naming that version is a CloneSet too, not a custom workload counting 0 (a
+//! deviation listed in the README).
 
 use kruise_api::apps_v1beta1::WorkloadSpread;
 use serde_json::Value;
@@ -82,10 +86,9 @@ fn is_typed(api_version: &str, kind: &str) -> bool {
         (api_version, kind),
         ("apps/v1", "Deployment" | "ReplicaSet" | "StatefulSet")
             | ("batch/v1", "Job")
-            | ("apps.kruise.io/v1alpha1", "CloneSet")
             | (
                 "apps.kruise.io/v1alpha1" | "apps.kruise.io/v1beta1",
-                "StatefulSet"
+                "CloneSet" | "StatefulSet"
             )
     )
 }

@@ -10,7 +10,7 @@ use rustls::pki_types::{CertificateDer, pem::PemObject as _};
 use serde_json::{Value, json};
 
 use super::matching::operation_name;
-use crate::admission::Attributes;
+use crate::api::admission::Attributes;
 
 /// Why a webhook could not be called, or answered nonsense (kube's `ErrCallingWebhook`).
 #[derive(Debug, thiserror::Error)]
@@ -157,9 +157,9 @@ pub fn review(a: &Attributes<'_>, uid: &str) -> Value {
         "group": a.resource.group, "version": a.resource.version, "resource": a.resource.plural,
     });
     let options_kind = match a.operation {
-        crate::admission::Operation::Create => "CreateOptions",
-        crate::admission::Operation::Update => "UpdateOptions",
-        crate::admission::Operation::Delete => "DeleteOptions",
+        crate::api::admission::Operation::Create => "CreateOptions",
+        crate::api::admission::Operation::Update => "UpdateOptions",
+        crate::api::admission::Operation::Delete => "DeleteOptions",
     };
     let mut options = json!({"kind": options_kind, "apiVersion": "meta.k8s.io/v1"});
     if a.dry_run {

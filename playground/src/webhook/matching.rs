@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::admission::{Attributes, Operation};
+use crate::api::admission::{Attributes, Operation};
 use crate::meta;
 use crate::selectors::LabelSelector;
 use crate::store::ResKey;

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use crate::admission::{AdmissionHook, Attributes, Operation};
+use crate::api::admission::{AdmissionHook, Attributes, Operation};
 use crate::error::{ApiError, FieldError};
 use crate::meta;
 use crate::store::ResKey;

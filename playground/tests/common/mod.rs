@@ -22,6 +22,21 @@ pub async fn start_with(options: PlaygroundOptions) -> Playground {
     Playground::start(options).await.expect("playground starts")
 }
 
+/// A playground with `nodes` simulated nodes whose kubelets start containers after 50 ms.
+pub async fn start_nodes(nodes: usize) -> Playground {
+    start_with(PlaygroundOptions {
+        nodes,
+        kubelet_delay: Duration::from_millis(50),
+        ..PlaygroundOptions::default()
+    })
+    .await
+}
+
+/// An object as JSON.
+pub fn value<T: serde::Serialize>(o: &T) -> Value {
+    serde_json::to_value(o).expect("serialisable")
+}
+
 /// Sends a raw request; returns the HTTP code and the JSON body.
 pub async fn raw(
     client: &kube::Client,

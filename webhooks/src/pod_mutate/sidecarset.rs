@@ -46,10 +46,11 @@ mod pod_containers;
 pub(crate) mod resources;
 mod revision;
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::{
     borrow::Cow,
     cell::OnceCell,
-    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
+    collections::{BTreeMap, BTreeSet},
     sync::Arc,
 };
 

@@ -43,13 +43,13 @@ fn the_target_is_read_by_its_exact_api_version_and_kind() {
             cloneset.clone(),
             5,
         ),
-        // OpenKruise decodes only v1alpha1 CloneSets; v1beta1 is a custom workload (whitelist only).
+        // OpenKruise has only v1alpha1 CloneSets; kruise-rs stores v1beta1 (README, deviations).
         (
             "v1beta1 CloneSet",
             "apps.kruise.io/v1beta1",
             "CloneSet",
             cloneset,
-            0,
+            5,
         ),
         ("Deployment", "apps/v1", "Deployment", deployment.clone(), 3),
         (
@@ -210,7 +210,7 @@ fn a_replicas_path_list_is_summed_for_any_kind() {
     assert_eq!(
         workload_replicas(&view, &ws, "ns"),
         Ok(5),
-        "a custom workload read by its path"
+        "replicasPathList read before spec.replicas"
     );
 }
 

@@ -1,11 +1,14 @@
 //! The write path shared by every verb (and, later, by in-process controllers): create and update
 //! with kube-apiserver's metadata rules, namespace lifecycle, admission, and CRD registration.
 
+pub mod admission;
+pub mod delete;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::admission::{AdmissionHook, Attributes, Operation};
+use self::admission::{AdmissionHook, Attributes, Operation};
 use crate::error::ApiError;
 use crate::kinds;
 use crate::meta;
@@ -264,7 +267,7 @@ impl Api {
                 _ => ApiError::stale(&gr, name),
             })?;
         self.after_write(def, &stored);
-        if crate::delete::ready_to_remove(def, &stored) {
+        if delete::ready_to_remove(def, &stored) {
             let _ = self
                 .store
                 .remove(&key(def), ns, name, meta::resource_version(&stored));

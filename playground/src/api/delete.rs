@@ -9,7 +9,7 @@
 
 use serde_json::{Value, json};
 
-use crate::admission::{Attributes, Operation};
+use crate::api::admission::{Attributes, Operation};
 use crate::api::{Api, key};
 use crate::error::ApiError;
 use crate::meta;
