@@ -313,6 +313,7 @@ pub fn probes_router(app: Arc<App>) -> Router {
 /// Runs until SIGTERM or Ctrl-C, then drains: unready first, in-flight and arriving reviews answered,
 /// keep-alive connections closed once idle, exit within `--shutdown-grace`.
 pub async fn run(args: ServeArgs, limits: ServingLimits) -> anyhow::Result<()> {
+    raise_open_files_limit(limits.max_connections);
     let grace = limits.shutdown_grace;
     let provided = Provided {
         limits,
@@ -338,6 +339,20 @@ pub async fn run(args: ServeArgs, limits: ServingLimits) -> anyhow::Result<()> {
         .context("server failed")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Raises the soft limit on open files to the hard limit: every connection is a file, and a low soft
+/// limit (often 1024, sometimes 256) would stall TLS handshakes long before `--max-connections`.
+fn raise_open_files_limit(max_connections: usize) {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) if limit < max_connections as u64 + 64 => tracing::warn!(
+            limit,
+            max_connections,
+            "the open files limit is below --max-connections; new connections will fail first"
+        ),
+        Ok(limit) => tracing::info!(limit, "open files limit"),
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open files limit"),
+    }
 }
 
 async fn shutdown_signal() {

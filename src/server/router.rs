@@ -163,7 +163,8 @@ enum BodyError {
 /// The whole body, at most [`MAX_BODY_BYTES`].
 async fn collect(body: Body, declared: Option<u64>) -> Result<Bytes, BodyError> {
     let mut stream = body.into_data_stream();
-    let mut buffer = Vec::with_capacity(declared.unwrap_or(0) as usize);
+    // Sized by what arrives, not by what is declared: a stalled upload holds only what it sent.
+    let mut buffer = Vec::with_capacity(declared.unwrap_or(0).min(64 * 1024) as usize);
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(|e| BodyError::Failed(e.to_string()))?;
         if buffer.len() + chunk.len() > MAX_BODY_BYTES {
