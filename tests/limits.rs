@@ -84,14 +84,20 @@ impl Server {
 
     /// A normal review on a fresh connection: status and body.
     async fn review(&self) -> (u16, Value) {
+        self.post(
+            "/validate-namespace",
+            common::review("delete-namespace-shop.json"),
+        )
+        .await
+    }
+
+    /// A POST of `body` to `path` on a fresh connection: status and body.
+    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
         let client = common::client(&self.ca, self.addr);
         let sent = client
-            .post(format!(
-                "https://localhost:{}/validate-namespace",
-                self.addr.port()
-            ))
+            .post(format!("https://localhost:{}{path}", self.addr.port()))
             .header("content-type", "application/json")
-            .body(common::review("delete-namespace-shop.json"))
+            .body(body)
             .send()
             .await;
         match sent {
@@ -338,4 +344,36 @@ async fn limits_answer_at_once_with_json_status() {
         || async { server.review().await.0 == 200 },
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wide_pods_are_refused_naming_the_limit_and_large_reviews_are_answered() {
+    let server = Server::start(&[], 1024).await;
+    let review: Value = serde_json::from_str(include_str!("../benches/data/pod-create-review.json")).unwrap();
+
+    // A large but ordinary pod (a 400 KiB annotation) is decided off the async workers, and answered.
+    let mut large = review.clone();
+    large["request"]["object"]["metadata"]["annotations"]["big"] = Value::String("x".repeat(400 << 10));
+    large["request"]["dryRun"] = Value::Bool(true);
+    let (status, body) = server
+        .post("/mutate-pod", serde_json::to_vec(&large).unwrap())
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["response"]["allowed"], true, "{body}");
+
+    // 5,000 containers: 400, naming the limit.
+    let mut wide = review;
+    let containers: Vec<Value> = (0..5000)
+        .map(|i| serde_json::json!({"name": format!("c{i}"), "image": "busybox"}))
+        .collect();
+    wide["request"]["object"]["spec"]["containers"] = Value::Array(containers);
+    let (status, body) = server
+        .post("/mutate-pod", serde_json::to_vec(&wide).unwrap())
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["kind"], "Status");
+    assert_eq!(
+        body["message"],
+        "request object is too wide: spec has 5000 containers (all kinds); at most 1000 are accepted"
+    );
 }

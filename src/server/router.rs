@@ -175,6 +175,29 @@ async fn collect(body: Body, declared: Option<u64>) -> Result<Bytes, BodyError> 
     Ok(Bytes::from(buffer))
 }
 
+/// Bodies from this size on are decided on a blocking thread: a wide object takes long enough to
+/// decode and decide to delay every other review sharing its async worker.
+pub const LARGE_BODY_BYTES: usize = 256 * 1024;
+
+/// [`crate::admission::Admission::answer`], off the async workers for a large body.
+async fn decide(
+    app: &Arc<App>,
+    webhook: Webhook,
+    body: Bytes,
+) -> Result<crate::admission::Answer, crate::admission::AnswerError> {
+    if body.len() < LARGE_BODY_BYTES {
+        return app.admission.answer(webhook, &body).await;
+    }
+    let (app, runtime) = (app.clone(), tokio::runtime::Handle::current());
+    let blocking =
+        tokio::task::spawn_blocking(move || runtime.block_on(app.admission.answer(webhook, &body)));
+    match blocking.await {
+        Ok(answer) => answer,
+        // A panic in the decision: the same as one on the async worker.
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
 /// A request slot, or the 503 to answer when every slot is taken.
 fn take_slot<'a>(app: &'a App, path: &str) -> Result<tokio::sync::SemaphorePermit<'a>, Response> {
     app.requests.slots.try_acquire().map_err(|_| {
@@ -210,7 +233,7 @@ async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body)
         Ok(body) => body,
         Err(response) => return *response,
     };
-    let answer = match app.admission.answer(webhook, &body).await {
+    let answer = match decide(&app, webhook, body).await {
         Ok(answer) => answer,
         Err(e) => {
             let labels = RejectLabels {
