@@ -18,8 +18,9 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_api::common::{IN_PLACE_UPDATE_STATE_KEY, UpdatePriorityStrategy, UpdatePriorityWeightTerm};
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord, PodRecordSpec, PodRecordStatus};
-use kruise_reconcile::pod_template::seeded_ids;
-use kruise_reconcile::{Expectations, Input, Options, plan, revision};
+use kruise_reconcile::Expectations;
+use kruise_reconcile::cloneset::pod_template::seeded_ids;
+use kruise_reconcile::cloneset::{Input, Options, plan, revision};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -15,7 +15,9 @@ use crate::lifecycle;
 use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
 use crate::rfc3339::rfc3339;
 
-pub use crate::inplace_state::{
+mod state;
+
+pub use state::{
     ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, StateText, UpdateSpec,
 };
 
@@ -397,5 +399,4 @@ pub fn update_completed(pod: &PodRecord) -> bool {
 }
 
 #[cfg(test)]
-#[path = "inplace_tests.rs"]
 mod tests;

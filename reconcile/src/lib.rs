@@ -2,42 +2,36 @@
 //! status, when to look again). No IO, no async, no Kubernetes client; the loops in the binary's
 //! `src/controllers/` gather the inputs from their caches and carry the decisions out.
 //!
-//! - CloneSet: [`plan()`] takes a CloneSet, its pods, ControllerRevisions and PVCs and the time, and
-//!   returns the [`Action`]s one reconcile should take and the status to write; the loop executes the
-//!   actions in order and records them in its [`Expectations`] (OpenKruise's `pkg/controller/cloneset`; docs/cloneset-controller.md).
+//! One module per controller family:
+//!
+//! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`workload_spread`]: WorkloadSpread subset status, pod adoption, deletion cost and rescheduling
 //!   (`pkg/controller/workloadspread`).
 //!
-//! Shared by the families: [`arithmetic`] (int-or-percent, on `kruise-core`'s rule), [`pods`],
-//! [`rfc3339`]; label selectors are `kruise-core`'s.
+//! Shared by the families (and by the workload controllers to come):
+//!
+//! - the writes a workload planner asks for ([`Action`]) and the loop's memory of them
+//!   ([`Expectations`]);
+//! - questions about one pod ([`pods`]), int-or-percent fields ([`int_or_percent`], on `kruise-core`'s
+//!   rule), ControllerRevision hashing and naming ([`history`]), timestamps ([`rfc3339`]);
+//! - in-place update ([`inplace`]), lifecycle hooks ([`lifecycle`]) and the update scatter order
+//!   ([`scatter`]).
+//!
+//! Label selectors are `kruise-core`'s.
 
 pub mod action;
-pub mod arithmetic;
-pub mod context;
+pub mod cloneset;
 pub mod expectations;
+pub mod history;
 pub mod inplace;
-pub mod inplace_state;
+pub mod int_or_percent;
 pub mod lifecycle;
-pub mod plan;
-pub mod pod_template;
 pub mod pods;
 pub mod pub_status;
-pub mod refresh;
-pub mod revision;
 pub mod rfc3339;
-pub mod scale;
 pub mod scatter;
-pub mod status;
-pub mod update;
 pub mod workload_spread;
 
-#[cfg(test)]
-mod properties;
-#[cfg(test)]
-pub(crate) mod testing;
-
 pub use action::Action;
-pub use context::Options;
 pub use expectations::Expectations;
-pub use plan::{Input, Plan, PlanError, plan};

@@ -25,7 +25,7 @@ use kruise_api::{
 use kruise_webhooks::pod_validate::pod_state;
 
 use crate::{
-    arithmetic::{InvalidIntOrPercent, scaled_i32},
+    int_or_percent::{InvalidIntOrPercent, scaled_i32},
     pods,
 };
 
@@ -167,5 +167,4 @@ pub fn plan(
 }
 
 #[cfg(test)]
-#[path = "pub_status_tests.rs"]
 mod tests;

@@ -42,7 +42,7 @@ use kruise_api::{
 use serde_json::Value;
 
 use crate::{
-    arithmetic::{InvalidIntOrPercent, scaled_i32},
+    int_or_percent::{InvalidIntOrPercent, scaled_i32},
     pods,
 };
 
@@ -539,5 +539,4 @@ pub fn replicas_from_paths(object: &Value, paths: &[String]) -> i32 {
 }
 
 #[cfg(test)]
-#[path = "workload_spread_tests.rs"]
 mod tests;

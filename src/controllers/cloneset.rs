@@ -1,4 +1,4 @@
-//! The CloneSet controller: the pure planner ([`kruise_reconcile::plan()`]) on the shared
+//! The CloneSet controller: the pure planner ([`kruise_reconcile::cloneset::plan()`]) on the shared
 //! [`control_loop`].
 //!
 //! One pass gathers the CloneSet's pods, ControllerRevisions and PVCs from the shared cluster cache,
@@ -24,7 +24,8 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::CloneSet};
-use kruise_reconcile::{Action as Step, Expectations, Input, Options, Plan};
+use kruise_reconcile::cloneset::{Input, Options, Plan};
+use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
     Api, Resource as _, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
@@ -460,9 +461,11 @@ async fn pass(
         now,
         options: state.options,
     };
-    let plan = kruise_reconcile::plan(&input, &expectations, &mut random_id).map_err(|e| Error::Invalid {
-        what: "CloneSet",
-        message: e.to_string(),
+    let plan = kruise_reconcile::cloneset::plan(&input, &expectations, &mut random_id).map_err(|e| {
+        Error::Invalid {
+            what: "CloneSet",
+            message: e.to_string(),
+        }
     })?;
     if plan.waiting {
         return Ok(match plan.requeue_after {

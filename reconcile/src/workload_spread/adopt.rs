@@ -185,5 +185,4 @@ pub fn adoption_patch(ws: &WorkloadSpread, subset: &WorkloadSpreadSubset) -> Val
 }
 
 #[cfg(test)]
-#[path = "adopt_tests.rs"]
 mod tests;

@@ -156,5 +156,4 @@ pub fn last_subset(old: &[Condition], now: Timestamp) -> Vec<Condition> {
 }
 
 #[cfg(test)]
-#[path = "reschedule_tests.rs"]
 mod tests;

@@ -46,26 +46,6 @@ fn params(replicas: i64, partition: i64, max_surge: i64, max_unavailable: i64) -
 }
 
 #[test]
-fn int_or_percent_resolution() {
-    let s = |v: &str| IntOrString::String(v.into());
-    type Case = (&'static str, IntOrString, i32, bool, Result<i64, ()>);
-    let cases: &[Case] = &[
-        ("an int is taken as is", IntOrString::Int(3), 10, true, Ok(3)),
-        ("20% of 5 rounded up is 1", s("20%"), 5, true, Ok(1)),
-        ("20% of 4 rounded up is 1", s("20%"), 4, true, Ok(1)),
-        ("20% of 4 rounded down is 0", s("20%"), 4, false, Ok(0)),
-        ("50% of 3 rounded up is 2", s("50%"), 3, true, Ok(2)),
-        ("50% of 3 rounded down is 1", s("50%"), 3, false, Ok(1)),
-        ("0% is 0", s("0%"), 7, true, Ok(0)),
-        ("a string without % is invalid", s("20"), 5, true, Err(())),
-        ("a non-number is invalid", s("x%"), 5, true, Err(())),
-    ];
-    for (name, v, total, up, want) in cases {
-        assert_eq!(scaled(v, *total, *up, "f").map_err(|_| ()), *want, "{name}");
-    }
-}
-
-#[test]
 fn partition_resolution() {
     let s = |v: &str| Some(IntOrString::String(v.into()));
     let cases: &[(&str, Option<IntOrString>, i32, i64)] = &[

@@ -11,8 +11,8 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{CLONESET_INSTANCE_ID, CloneSet};
 use kruise_api::common::{IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY, LIFECYCLE_TIMESTAMP_KEY};
 
+use crate::cloneset::revision::owner_reference;
 use crate::pods::{CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
-use crate::revision::owner_reference;
 
 /// Length of an instance id.
 pub const INSTANCE_ID_LEN: usize = 5;
@@ -161,7 +161,7 @@ pub fn seeded_ids(seed: u64) -> impl FnMut() -> String {
                 state = state
                     .wrapping_mul(6_364_136_223_846_793_005)
                     .wrapping_add(1_442_695_040_888_963_407);
-                let alphabet = crate::revision::SAFE_ALPHABET;
+                let alphabet = crate::history::SAFE_ALPHABET;
                 alphabet[((state >> 33) % alphabet.len() as u64) as usize] as char
             })
             .collect()
@@ -171,8 +171,8 @@ pub fn seeded_ids(seed: u64) -> impl FnMut() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloneset::testing::cloneset;
     use crate::pods::fixtures::{now, pod};
-    use crate::testing::cloneset;
     use k8s_openapi::api::core::v1::EmptyDirVolumeSource;
 
     fn with_vct() -> CloneSet {

@@ -11,12 +11,13 @@ use kruise_api::apps_v1beta1::{CLONESET_INSTANCE_ID, CloneSet, CloneSetStatus};
 use serde_json::json;
 
 use crate::action::Action;
-use crate::arithmetic::{Diffs, InvalidIntOrPercent, Params};
-use crate::context::{Ctx, Options};
+use crate::cloneset::arithmetic::{Diffs, Params};
+use crate::cloneset::context::{Ctx, Options};
+use crate::cloneset::revision::{self, RevisionAction, RevisionError};
+use crate::cloneset::{scale, status, update};
 use crate::expectations::{Blocked, Expectations};
+use crate::int_or_percent::InvalidIntOrPercent;
 use crate::pods;
-use crate::revision::{self, RevisionAction, RevisionError};
-use crate::{scale, status, update};
 use kruise_core::selector::{InvalidOperator, Selection, Selector};
 
 /// Everything one reconcile reads.
@@ -275,5 +276,4 @@ pub fn plan(
 }
 
 #[cfg(test)]
-#[path = "plan_tests.rs"]
 mod tests;

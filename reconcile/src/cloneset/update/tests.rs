@@ -1,6 +1,6 @@
 use super::*;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::{labelled, now, pod, unready};
-use crate::testing::cloneset;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps_v1beta1::{CloneSet, RollingUpdateCloneSetStrategy};
 use kruise_api::common::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm, UpdateScatterTerm};

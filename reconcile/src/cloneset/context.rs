@@ -8,7 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::CloneSet;
 
-use crate::arithmetic::{Params, PodFacts};
+use crate::cloneset::arithmetic::{Params, PodFacts};
 use crate::pods;
 
 /// Feature gates and flags of the OpenKruise manager that change CloneSet decisions.

@@ -14,13 +14,14 @@ use kruise_api::common::{IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY};
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord};
 use proptest::prelude::*;
 
+use crate::Expectations;
 use crate::action::Action;
-use crate::arithmetic::Params;
-use crate::pod_template::seeded_ids;
+use crate::cloneset::arithmetic::Params;
+use crate::cloneset::pod_template::seeded_ids;
+use crate::cloneset::testing::cloneset;
+use crate::cloneset::{Input, Options, plan, revision};
 use crate::pods::fixtures::{labelled, now, pod, unready};
 use crate::pods::{self, SPECIFIED_DELETE};
-use crate::testing::cloneset;
-use crate::{Expectations, Input, Options, plan, revision};
 
 #[derive(Debug, Clone)]
 struct PodSpec {

@@ -10,13 +10,13 @@ use kruise_api::common::{UpdatePriorityOrderTerm, UpdatePriorityStrategy};
 use serde_json::json;
 
 use crate::action::Action;
-use crate::arithmetic::{self, Diffs, rolling_update};
-use crate::context::Ctx;
+use crate::cloneset::arithmetic::{self, Diffs, rolling_update};
+use crate::cloneset::context::Ctx;
+use crate::cloneset::refresh::refresh_pod;
+use crate::cloneset::revision::template_of;
 use crate::inplace::{self, NotInPlace};
 use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
 use crate::pods::{self, SPECIFIED_DELETE};
-use crate::refresh::refresh_pod;
-use crate::revision::template_of;
 use kruise_core::selector::{Selection, Selector};
 
 /// Why a pod could not be updated (becomes a `FailedUpdate` condition).
@@ -428,5 +428,4 @@ fn in_place(
 }
 
 #[cfg(test)]
-#[path = "update_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 use super::*;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::{labelled, now, pod};
-use crate::testing::cloneset;
 use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
 use kruise_api::apps_v1beta1::CloneSet;
 use kruise_api::common::{IN_PLACE_UPDATE_STATE_KEY, LIFECYCLE_STATE_KEY, Lifecycle, LifecycleHook};

@@ -1,7 +1,7 @@
 use super::*;
-use crate::arithmetic::Params;
+use crate::cloneset::arithmetic::Params;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::{labelled, now, pod, unready};
-use crate::testing::cloneset;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{CloneSet, RollingUpdateCloneSetStrategy};

@@ -10,7 +10,7 @@ use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PL
 use serde_json::json;
 
 use crate::action::Action;
-use crate::context::Ctx;
+use crate::cloneset::context::Ctx;
 use crate::inplace::{self, InPlaceUpdateState};
 use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
 use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH};
@@ -198,5 +198,4 @@ pub fn refresh_pod(ctx: &Ctx<'_>, pod: &PodRecord) -> Refreshed {
 }
 
 #[cfg(test)]
-#[path = "refresh_tests.rs"]
 mod tests;

@@ -12,8 +12,8 @@ use kruise_api::apps_v1beta1::{
     CloneSetStatus,
 };
 
-use crate::arithmetic::rolling_update;
-use crate::context::Ctx;
+use crate::cloneset::arithmetic::rolling_update;
+use crate::cloneset::context::Ctx;
 
 /// Sets a condition as OpenKruise's `SetCloneSetCondition`: unchanged status and reason keep the old
 /// condition (times included); an unchanged status keeps the old transition time.
@@ -236,5 +236,4 @@ pub fn changed(old: Option<&CloneSetStatus>, new: &CloneSetStatus) -> bool {
 }
 
 #[cfg(test)]
-#[path = "status_tests.rs"]
 mod tests;

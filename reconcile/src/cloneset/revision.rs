@@ -2,8 +2,7 @@
 //! does (docs/cloneset-controller.md#revisions).
 //!
 //! A revision's `data` is `{"spec":{"template":{…,"$patch":"replace"}}}`; its name is
-//! `<cloneset>-<hash>` where the hash is FNV-1 (32 bit) of the data bytes (plus the decimal collision
-//! count), printed in decimal and "safe-encoded" into the Kubernetes random alphabet.
+//! `<cloneset>-<hash>`, hashed and named as Kubernetes' controller history does ([`crate::history`]).
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, PodTemplateSpec};
@@ -13,12 +12,11 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::CloneSet;
 use serde_json::{Value, json};
 
+use crate::history::{FNV_OFFSET, go_json_bytes, go_shaped_template, hash_revision_data, revision_name};
 use crate::pods::{CONTROLLER_REVISION_HASH, is_at_revision};
 
 /// Revision annotation holding the hash of the volumeClaimTemplates.
 pub const VCT_HASH_ANNOTATION: &str = "kruise.io/cloneset-volumeclaimtemplate-hash";
-/// The alphabet of Kubernetes' `rand.SafeEncodeString` (and of instance ids).
-pub const SAFE_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 
 /// A revision that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -34,73 +32,6 @@ pub enum RevisionError {
         /// Decoding error.
         source: serde_json::Error,
     },
-}
-
-/// FNV-1 (not 1a), 32 bit, as Go's `hash/fnv.New32`.
-pub fn fnv1_32(bytes: impl IntoIterator<Item = u8>, mut hash: u32) -> u32 {
-    for b in bytes {
-        hash = hash.wrapping_mul(0x0100_0193) ^ u32::from(b);
-    }
-    hash
-}
-
-/// FNV offset basis.
-pub const FNV_OFFSET: u32 = 0x811c_9dc5;
-
-/// Kubernetes' `rand.SafeEncodeString`: each byte mapped into [`SAFE_ALPHABET`].
-pub fn safe_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| SAFE_ALPHABET[usize::from(b) % SAFE_ALPHABET.len()] as char)
-        .collect()
-}
-
-/// Kubernetes' `HashControllerRevision` over raw data bytes.
-pub fn hash_revision_data(data: &[u8], collision_count: Option<i32>) -> String {
-    let mut h = fnv1_32(data.iter().copied(), FNV_OFFSET);
-    if let Some(c) = collision_count {
-        h = fnv1_32(c.to_string().bytes(), h);
-    }
-    safe_encode(&h.to_string())
-}
-
-/// The revision name `<prefix>-<hash>`, the prefix cut to 223 bytes.
-pub fn revision_name(cloneset: &str, hash: &str) -> String {
-    let mut prefix = cloneset;
-    if prefix.len() > 223 {
-        let mut end = 223;
-        while !prefix.is_char_boundary(end) {
-            end -= 1;
-        }
-        prefix = &prefix[..end];
-    }
-    format!("{prefix}-{hash}")
-}
-
-/// The template as Go encodes it: `metadata.creationTimestamp: null` and `resources: {}` on every
-/// container are always present in Go's output, so they are added for the hash to match.
-fn go_shaped_template(template: &PodTemplateSpec) -> Value {
-    let mut t = serde_json::to_value(template).unwrap_or_else(|_| json!({}));
-    let Some(obj) = t.as_object_mut() else { return t };
-    let meta = obj.entry("metadata").or_insert_with(|| json!({}));
-    if let Some(meta) = meta.as_object_mut() {
-        meta.entry("creationTimestamp").or_insert(Value::Null);
-    }
-    if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.entry("containers").or_insert_with(|| json!([]));
-        for key in ["containers", "initContainers", "ephemeralContainers"] {
-            for c in spec
-                .get_mut(key)
-                .and_then(Value::as_array_mut)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(c) = c.as_object_mut() {
-                    c.entry("resources").or_insert_with(|| json!({}));
-                }
-            }
-        }
-    }
-    t
 }
 
 /// The revision data of a CloneSet: its template with the `"$patch":"replace"` marker.
@@ -144,59 +75,6 @@ pub fn owner_reference(cs: &CloneSet) -> OwnerReference {
         uid: cs.metadata.uid.clone().unwrap_or_default(),
         controller: Some(true),
         block_owner_deletion: Some(true),
-    }
-}
-
-/// JSON bytes as Go's `json.Marshal` writes them for a decoded map: keys sorted, `<`, `>`, `&`,
-/// U+2028 and U+2029 escaped.
-pub fn go_json_bytes(value: &Value) -> Vec<u8> {
-    let mut out = String::new();
-    write_go_json(value, &mut out);
-    out.into_bytes()
-}
-
-fn write_go_json(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(k, out);
-                out.push(':');
-                write_go_json(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(item, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_go_string(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_go_string(s: &str, out: &mut String) {
-    let quoted = Value::String(s.to_owned()).to_string();
-    for c in quoted.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
     }
 }
 
@@ -353,5 +231,4 @@ pub fn revision_hash(rev: &ControllerRevision) -> Option<&str> {
 }
 
 #[cfg(test)]
-#[path = "revision_tests.rs"]
 mod tests;

@@ -1,8 +1,8 @@
 use super::*;
-use crate::arithmetic::Params;
-use crate::pod_template::seeded_ids;
+use crate::cloneset::arithmetic::Params;
+use crate::cloneset::pod_template::seeded_ids;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::{now, pod, unready};
-use crate::testing::cloneset;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps_v1beta1::CloneSet;
 

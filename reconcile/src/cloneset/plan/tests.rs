@@ -1,10 +1,10 @@
 //! Whole-reconcile scenarios: a CloneSet, its pods and revisions in, the actions out.
 
 use super::*;
-use crate::pod_template::seeded_ids;
+use crate::cloneset::pod_template::seeded_ids;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::{labelled, now, pod, unready};
 use crate::pods::{CONTROLLER_REVISION_HASH, SPECIFIED_DELETE};
-use crate::testing::cloneset;
 use k8s_openapi::api::core::v1::{EnvVar, EnvVarSource, ObjectFieldSelector};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;

@@ -1,6 +1,6 @@
 use super::*;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::{now, pod};
-use crate::testing::cloneset;
 use k8s_openapi::api::core::v1::{
     ConfigMapKeySelector, Container, EnvVar, EnvVarSource, ObjectFieldSelector,
 };

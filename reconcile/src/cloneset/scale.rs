@@ -10,10 +10,10 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::CLONESET_INSTANCE_ID;
 
 use crate::action::Action;
-use crate::arithmetic::{self, Diffs};
-use crate::context::Ctx;
+use crate::cloneset::arithmetic::{self, Diffs};
+use crate::cloneset::context::Ctx;
+use crate::cloneset::pod_template::{available_ids, claims_for, new_pod};
 use crate::lifecycle::{self, PRE_DELETE_HOOK_KEY};
-use crate::pod_template::{available_ids, claims_for, new_pod};
 use crate::pods::{self, POD_DELETION_COST};
 
 /// What scale decided.
@@ -302,5 +302,4 @@ fn deletion_key(p: &PodRecord, available: Option<bool>, rank: i64) -> DeletionKe
 }
 
 #[cfg(test)]
-#[path = "scale_tests.rs"]
 mod tests;

@@ -1,29 +1,12 @@
 use super::*;
+use crate::cloneset::testing::cloneset;
 use crate::pods::fixtures::pod;
 use crate::pods::short_hash;
-use crate::testing::cloneset;
 
 fn with_image(image: &str) -> CloneSet {
     let mut cs = cloneset(3);
     cs.spec.template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
     cs
-}
-
-#[test]
-fn fnv1_and_safe_encoding_match_go() {
-    assert_eq!(fnv1_32(*b"", FNV_OFFSET), 0x811c_9dc5);
-    assert_eq!(fnv1_32(*b"a", FNV_OFFSET), 0x050c_5d7e);
-    assert_eq!(fnv1_32(*b"foobar", FNV_OFFSET), 0x31f0_b262);
-    assert_eq!(safe_encode("0159"), "459f");
-}
-
-#[test]
-fn go_json_sorts_keys_and_escapes_html() {
-    let v = json!({"b": 1, "a": {"z": "<&>", "y": [true, null]}});
-    assert_eq!(
-        String::from_utf8(go_json_bytes(&v)).unwrap(),
-        r#"{"a":{"y":[true,null],"z":"\u003c\u0026\u003e"},"b":1}"#
-    );
 }
 
 #[test]
@@ -70,12 +53,6 @@ fn a_new_revision_is_named_labelled_and_owned_like_openkruise() {
             .as_deref(),
         Some("app:1")
     );
-}
-
-#[test]
-fn long_names_are_cut_to_223_bytes_before_the_hash() {
-    let name = revision_name(&"x".repeat(300), "abc");
-    assert_eq!(name.len(), 223 + 4);
 }
 
 #[test]

@@ -5,53 +5,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps_v1beta1::{CloneSet, DEFAULT_CLONESET_MAX_UNAVAILABLE};
 use kruise_core::intstr::{self, Round};
 
-/// An int-or-percent value that cannot be resolved.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid int-or-percent value {value:?} for {field}")]
-pub struct InvalidIntOrPercent {
-    /// The field path, e.g. `updateStrategy.rollingUpdate.partition`.
-    pub field: &'static str,
-    /// The value as written.
-    pub value: String,
-}
-
-/// Resolves an int-or-percent against `total`, rounded up or down: apimachinery's
-/// `intstr.GetScaledValueFromIntOrPercent` (a string must be `N%`).
-pub fn scaled(
-    value: &IntOrString,
-    total: i32,
-    round_up: bool,
-    field: &'static str,
-) -> Result<i64, InvalidIntOrPercent> {
-    intstr::scaled(value, i64::from(total), Round::up_if(round_up)).map_err(|_| invalid(value, field))
-}
-
-fn invalid(value: &IntOrString, field: &'static str) -> InvalidIntOrPercent {
-    InvalidIntOrPercent {
-        field,
-        value: match value {
-            IntOrString::Int(i) => i.to_string(),
-            IntOrString::String(s) => s.clone(),
-        },
-    }
-}
-
-/// [`scaled`] as the `int32` the Kubernetes fields hold; a result out of that range is invalid too.
-pub fn scaled_i32(
-    value: &IntOrString,
-    total: i32,
-    round_up: bool,
-    field: &'static str,
-) -> Result<i32, InvalidIntOrPercent> {
-    let scaled = scaled(value, total, round_up, field)?;
-    i32::try_from(scaled).map_err(|_| InvalidIntOrPercent {
-        field,
-        value: match value {
-            IntOrString::Int(i) => i.to_string(),
-            IntOrString::String(s) => s.clone(),
-        },
-    })
-}
+use crate::int_or_percent::{InvalidIntOrPercent, invalid, scaled};
 
 /// OpenKruise's `CalculatePartitionReplicas`: rounded up and clamped to `[0, replicas]`; a percentage
 /// other than `"100%"` that would keep every pod (with more than one replica) keeps `replicas - 1`, so
@@ -301,5 +255,4 @@ pub fn calculate(p: &Params, pods: &[PodFacts], same_revision: bool) -> Diffs {
 }
 
 #[cfg(test)]
-#[path = "arithmetic_tests.rs"]
 mod tests;
