@@ -199,7 +199,7 @@ async fn decide(
 }
 
 /// A request slot, or the 503 to answer when every slot is taken.
-fn take_slot<'a>(app: &'a App, path: &str) -> Result<tokio::sync::SemaphorePermit<'a>, Response> {
+fn take_slot<'a>(app: &'a App, path: &str) -> Result<tokio::sync::SemaphorePermit<'a>, Box<Response>> {
     app.requests.slots.try_acquire().map_err(|_| {
         let labels = RejectLabels {
             path: path.into(),
@@ -211,14 +211,14 @@ fn take_slot<'a>(app: &'a App, path: &str) -> Result<tokio::sync::SemaphorePermi
             limit = app.requests.max_concurrent,
             "request limit reached; shedding"
         );
-        error(
+        Box::new(error(
             StatusCode::SERVICE_UNAVAILABLE,
             "ServiceUnavailable",
             &format!(
                 "{} requests are being handled; try again",
                 app.requests.max_concurrent
             ),
-        )
+        ))
     })
 }
 
@@ -227,7 +227,7 @@ async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body)
     // The log lines carry the fields themselves.
     let _slot = match take_slot(&app, webhook.path()) {
         Ok(slot) => slot,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let body = match read_body(&app, webhook.path(), &headers, body).await {
         Ok(body) => body,
@@ -307,7 +307,7 @@ async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body)
 async fn convert(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
     let _slot = match take_slot(&app, "/convert") {
         Ok(slot) => slot,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let body = match read_body(&app, "/convert", &headers, body).await {
         Ok(body) => body,
