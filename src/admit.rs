@@ -178,7 +178,7 @@ async fn admit_create(admission: &Admission, mut object: Value, number: usize) -
             r.scope != Scope::DeleteProtected
                 || object
                     .pointer("/metadata/labels")
-                    .and_then(|l| l.get(registrations::DELETE_PROTECTION_LABEL))
+                    .and_then(|l| l.get(kruise_core::names::DELETE_PROTECTION_LABEL))
                     .is_some()
         })
         .collect();

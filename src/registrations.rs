@@ -19,9 +19,6 @@ use kruise_webhooks::{
 
 use crate::cluster::ca_bundle::{MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION};
 
-/// The label of deletion protection.
-pub const DELETE_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";
-
 pub use kruise_webhooks::registration::EXCLUDED_NAMESPACES;
 
 fn client_config(namespace: &str, service: &str, webhook: Webhook) -> WebhookClientConfig {
@@ -63,7 +60,7 @@ fn namespace_selector() -> LabelSelector {
 fn object_selector(r: &Registration) -> Option<LabelSelector> {
     (r.scope == Scope::DeleteProtected).then(|| LabelSelector {
         match_expressions: Some(vec![LabelSelectorRequirement {
-            key: DELETE_PROTECTION_LABEL.into(),
+            key: kruise_core::names::DELETE_PROTECTION_LABEL.into(),
             operator: "Exists".into(),
             values: None,
         }]),

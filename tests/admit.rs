@@ -2,26 +2,10 @@
 
 mod common;
 
-use std::{
-    io::Write,
-    process::{Command, Output, Stdio},
-};
+use std::process::{Command, Output};
 
+use common::admit::admit;
 use serde_json::Value;
-
-fn admit(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .arg("admit")
-        .args(args)
-        .current_dir(common::repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
 
 fn lines(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)

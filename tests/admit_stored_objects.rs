@@ -3,23 +3,12 @@
 
 mod common;
 
-use std::{
-    io::Write,
-    process::{Command, Output, Stdio},
-};
+use std::{path::Path, process::Output};
 
-fn admit(objects: &std::path::Path, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args(["admit", "--webhook", "/validate-namespace", "--objects"])
-        .arg(objects)
-        .current_dir(common::repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+/// `kruise admit` on `/validate-namespace` with the objects of `objects`.
+fn admit(objects: &Path, stdin: &[u8]) -> Output {
+    let objects = objects.to_str().expect("a UTF-8 temporary path");
+    common::admit::admit(&["--webhook", "/validate-namespace", "--objects", objects], stdin)
 }
 
 #[test]

@@ -1,14 +1,14 @@
 //! In a cluster, Advanced StatefulSets (`apps.kruise.io/v1beta1` `statefulsets`, the targets of some
-//! WorkloadSpreads) are watched once the API server is found to serve them, and the webhooks' view
-//! answers for them like for the built-in workloads.
+//! WorkloadSpreads) are a registered kind: watched once the API server is found to serve them, and the
+//! webhooks' view answers for them like for the built-in workloads.
 
 mod common;
 
 use std::time::Duration;
 
 use common::cluster::{self, ADVANCED_STATEFULSETS, CRDS};
+use kruise_core::{raw::AdvancedStatefulSet, view};
 use kruise_rs::cluster::ClusterCache;
-use kruise_webhooks::ClusterView;
 use serde_json::json;
 
 /// OpenKruise's Advanced StatefulSet CRD, as its chart installs it (kruise-rs does not ship it).
@@ -33,9 +33,7 @@ fn advanced_stateful_set(replicas: i64) -> serde_json::Value {
 }
 
 async fn replicas_seen(cache: &ClusterCache) -> Option<i64> {
-    cache
-        .object("apps.kruise.io", "StatefulSet", "shop", "web")
-        .and_then(|set| set.pointer("/spec/replicas").and_then(serde_json::Value::as_i64))
+    view::get::<AdvancedStatefulSet>(cache, "shop", "web").and_then(|set| set.replicas())
 }
 
 async fn eventually(cache: &ClusterCache, want: i64) {
@@ -65,9 +63,5 @@ async fn advanced_stateful_sets_are_watched_and_answered() {
         })
         .await;
     eventually(&cache, 5).await;
-    assert!(
-        cache
-            .object("apps.kruise.io", "StatefulSet", "shop", "other")
-            .is_none()
-    );
+    assert!(view::get::<AdvancedStatefulSet>(&cache, "shop", "other").is_none());
 }

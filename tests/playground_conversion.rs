@@ -4,93 +4,15 @@
 //! sample under `examples/` applies as is; `manifests/` installs into a fresh playground; a
 //! PodDisruptionBudget blocks `kubectl drain`. kubectl must be on PATH: without it these fail.
 
-use std::io::{BufRead as _, BufReader};
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-/// A `kruise playground` process, killed on drop.
-struct Served {
-    child: Child,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::kubectl::{Served, kubectl, ok, serve as serve_with, wait_for};
 
 fn serve() -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("playground.kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args(["playground", "--listen", "127.0.0.1:0", "--nodes", "3"])
-        .args(["--kubelet-delay-ms", "100", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kruise playground starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(line)) if line == "ready" => break,
-            Some(Ok(_)) => continue,
-            other => panic!("kruise playground ended before printing ready: {other:?}"),
-        }
-    }
-    Served {
-        child,
-        kubeconfig,
-        _dir: dir,
-    }
-}
-
-/// Runs kubectl; returns (success, stdout, stderr).
-fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-    let cache = kubeconfig
-        .parent()
-        .map(|d| d.join("kube-cache"))
-        .unwrap_or_default();
-    let mut child = Command::new("kubectl")
-        .env("KUBECONFIG", kubeconfig)
-        .env("KUBECACHEDIR", cache)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl must be on PATH for these tests");
-    if let Some(input) = stdin {
-        use std::io::Write as _;
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    let out = child.wait_with_output().unwrap();
-    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-    (out.status.success(), text(out.stdout), text(out.stderr))
-}
-
-fn ok(k: &Path, args: &[&str]) -> String {
-    let (success, out, err) = kubectl(k, args, None);
-    assert!(success, "kubectl {args:?} failed: {err}");
-    out
-}
-
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    serve_with(&["--kubelet-delay-ms", "100"])
 }
 
 fn repo(path: &str) -> String {

@@ -2,110 +2,16 @@
 //! into a pod, a protected namespace kept, an eviction past a PodUnavailableBudget refused.
 //! kubectl must be on PATH: without it these tests fail.
 
-use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-/// A `kruise playground` process, killed on drop.
-struct Served {
-    child: Child,
-    kubeconfig: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::kubectl::{Served, kubectl, ok, serve as serve_with, wait_for};
 
 fn serve() -> Served {
     serve_with(&[])
 }
 
-fn serve_with(extra: &[&str]) -> Served {
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("playground.kubeconfig");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args([
-            "playground",
-            "--listen",
-            "127.0.0.1:0",
-            "--nodes",
-            "3",
-            "--kubeconfig",
-        ])
-        .arg(&kubeconfig)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("kruise playground starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    loop {
-        match lines.next() {
-            Some(Ok(line)) if line == "ready" => break,
-            Some(Ok(_)) => continue,
-            other => panic!("kruise playground ended before printing ready: {other:?}"),
-        }
-    }
-    Served {
-        child,
-        kubeconfig,
-        _dir: dir,
-    }
-}
-
-/// Runs kubectl; returns (success, stdout, stderr). A missing kubectl fails the test.
-fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
-    let mut cmd = Command::new("kubectl");
-    // The discovery cache beside the kubeconfig: nothing read from or left in ~/.kube/cache.
-    let cache = kubeconfig
-        .parent()
-        .map(|d| d.join("kube-cache"))
-        .unwrap_or_default();
-    cmd.env("KUBECONFIG", kubeconfig)
-        .env("KUBECACHEDIR", cache)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .expect("kubectl must be on PATH for these tests (Debian: apt-get install kubernetes-client)");
-    if let Some(input) = stdin {
-        use std::io::Write as _;
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    } else {
-        drop(child.stdin.take());
-    }
-    let out = child.wait_with_output().unwrap();
-    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
-    (out.status.success(), text(out.stdout), text(out.stderr))
-}
-
-fn ok(kubeconfig: &Path, args: &[&str]) -> String {
-    let (success, out, err) = kubectl(kubeconfig, args, None);
-    assert!(success, "kubectl {args:?} failed: {err}");
-    out
-}
-
 fn example(name: &str) -> String {
     format!("{}/examples/playground/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !check() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]

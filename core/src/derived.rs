@@ -1,14 +1,11 @@
-//! Indexes derived from one kind (e.g. the webhooks' SidecarSet injection index), kept by the view and
-//! rebuilt when that kind's [generation](crate::Lookup::generation) moves.
+//! Indexes derived from one kind (e.g. the webhooks' SidecarSet injection index), kept by the view (in
+//! its [`DerivedCache`]) and rebuilt when that kind's [generation](crate::Lookup::generation) moves.
 //!
 //! The view does not know the index types: whoever needs one implements [`Derived`] and calls [`get`].
 
-use std::{
-    any::{Any, TypeId},
-    collections::HashMap,
-    sync::{Arc, Mutex},
-};
+use std::sync::Arc;
 
+pub use crate::view::DerivedCache;
 use crate::{kinds::Registered, view::ClusterView};
 
 /// An index built from every object of one kind.
@@ -19,47 +16,18 @@ pub trait Derived: Send + Sync + Sized + 'static {
     fn derive(objects: Vec<Arc<Self::From>>, own_namespace: &str) -> Self;
 }
 
-/// One built index and the generation of its kind it was built at.
-type Built = (u64, Arc<dyn Any + Send + Sync>);
-
-/// Built indexes, by type, with the generation each was built at. A clone starts empty.
-#[derive(Default)]
-pub struct DerivedCache(Mutex<HashMap<TypeId, Built>>);
-
-impl Clone for DerivedCache {
-    fn clone(&self) -> Self {
-        DerivedCache::default()
-    }
-}
-
-impl std::fmt::Debug for DerivedCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let built = self.0.lock().map_or(0, |m| m.len());
-        write!(f, "DerivedCache({built} built)")
-    }
-}
-
 /// The index `D` of `view`: the kept one while its kind has not changed, else built (and kept, when
-/// the view keeps indexes). Built under the cache's lock, so concurrent callers build it once.
+/// the view keeps indexes).
 pub fn get<D: Derived>(view: &(impl ClusterView + ?Sized)) -> Arc<D> {
     let kinds = view.kinds();
     let lookup = kinds.of::<D::From>();
     // Read before listing: an event in between makes the next call rebuild, never miss a change.
     let generation = lookup.generation();
     let build = || Arc::new(D::derive(lookup.list(None), view.own_namespace()));
-    let Some(cache) = view.derived() else {
-        return build();
-    };
-    let mut built = cache.0.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((at, index)) = built.get(&TypeId::of::<D>())
-        && *at == generation
-        && let Ok(index) = index.clone().downcast::<D>()
-    {
-        return index;
+    match view.derived() {
+        Some(cache) => cache.get_or_build(generation, build),
+        None => build(),
     }
-    let index = build();
-    built.insert(TypeId::of::<D>(), (generation, index.clone()));
-    index
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! it has a status kruise-rs writes, whether the API server may not serve it, and how older versions
 //! convert. The declaration generates the [`Kinds`] struct holding one store per kind, so every
 //! backend — the in-memory view of `kruise admit`, the reflector caches of a cluster, the borrowed
-//! [`Lookups`](crate::view::Lookups) a webhook reads — has a store for every kind, or does not compile.
+//! [`Lookups`] a webhook reads — has a store for every kind, or does not compile.
 //! `docs/adding-a-kind.md` walks through adding one.
 
 use std::fmt::Debug;
@@ -20,30 +20,13 @@ use kruise_api::{
     apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
     policy_v1beta1::PodUnavailableBudget,
 };
-use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
+pub use crate::kind::{Backend, Kind, Lookup, is};
 use crate::{
     decode::{self, DecodeError},
-    view::Lookup,
+    raw::AdvancedStatefulSet,
 };
-
-/// A kind kruise-rs reads. Implemented by [`registry!`]; group, version, kind and plural come from
-/// [`kube::Resource`].
-pub trait Kind:
-    kube::Resource<DynamicType = ()> + Serialize + DeserializeOwned + Clone + Debug + Send + Sync + 'static
-{
-    /// Objects live in a namespace (cluster-scoped ones are keyed with an empty namespace).
-    const NAMESPACED: bool;
-    /// kruise-rs writes this kind's status (admission decisions record budgets and subsets in it).
-    const HAS_STATUS: bool;
-    /// The API server may not serve it (its CRD is optional): the cluster cache probes before watching
-    /// and readiness does not wait for it.
-    const OPTIONAL: bool;
-
-    /// Decodes a stored object of any served version as this kind.
-    fn decode(object: Value) -> Result<Self, DecodeError>;
-}
 
 /// A kind with a store in [`Kinds`]: the typed way to reach it.
 pub trait Registered: Kind {
@@ -51,11 +34,6 @@ pub trait Registered: Kind {
     fn store<B: Backend>(kinds: &Kinds<B>) -> &B::Store<Self>;
     /// This kind's store, mutably.
     fn store_mut<B: Backend>(kinds: &mut Kinds<B>) -> &mut B::Store<Self>;
-}
-
-/// Where a backend keeps the objects of one kind.
-pub trait Backend {
-    type Store<K: Kind>: Lookup<K>;
 }
 
 /// Makes the store of each kind, for [`Kinds::new`].
@@ -80,9 +58,21 @@ pub trait ForKindMut<B: Backend> {
     fn call<K: Registered>(self, store: &mut B::Store<K>) -> Self::Output;
 }
 
-/// True when `K` is the kind named by API group and kind (the version is not compared).
-pub fn is<K: Kind>(group: &str, kind: &str) -> bool {
-    K::group(&()) == group && K::kind(&()) == kind
+/// The stores of a view, borrowed: what a view hands out (`ClusterView::kinds`).
+pub struct Borrowed<'a>(std::marker::PhantomData<&'a ()>);
+
+impl<'a> Backend for Borrowed<'a> {
+    type Store<K: Kind> = &'a dyn Lookup<K>;
+}
+
+/// Every registered kind's objects, borrowed from a view.
+pub type Lookups<'a> = Kinds<Borrowed<'a>>;
+
+impl Lookups<'_> {
+    /// The objects of kind `K`.
+    pub fn of<K: Registered>(&self) -> &dyn Lookup<K> {
+        *K::store(self)
+    }
 }
 
 /// Declares the registered kinds: `field: Type { namespaced, status, optional, convert }`.
@@ -160,7 +150,7 @@ macro_rules! registry {
             }
 
             /// Every store, borrowed for reading.
-            pub fn lookups(&self) -> crate::view::Lookups<'_> {
+            pub fn lookups(&self) -> Lookups<'_> {
                 Kinds { $( $field: &self.$field, )* }
             }
         }
@@ -227,5 +217,9 @@ registry! {
     clone_sets: CloneSet {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::cloneset_to_v1beta1),
+    },
+    /// OpenKruise's Advanced StatefulSets (`apps.kruise.io`), raw: any served version is kept as is.
+    advanced_stateful_sets: AdvancedStatefulSet {
+        namespaced: true, status: false, optional: true, convert: None,
     },
 }

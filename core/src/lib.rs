@@ -2,30 +2,46 @@
 //! planners (`kruise-reconcile`) and the binary, each written once with OpenKruise's and
 //! apimachinery's semantics. Pure: no IO, no async.
 //!
+//! The registry and the view are layered, each module using only those before it here:
+//!
+//! * [`decode`]: decoding what Kubernetes stores, naming the failing field;
+//! * [`raw`]: registered kinds without a typed struct yet (read as JSON);
+//! * [`kind`]: what one kind is ([`Kind`]) and the [`Lookup`] of its objects a view holds;
 //! * [`kinds`]: the one registry of the kinds kruise-rs reads (declaring a kind there gives it storage,
 //!   a reflector, loading from files, status writes and readiness gating; `docs/adding-a-kind.md`);
-//! * [`decode`]: decoding what Kubernetes stores, leniently where the cluster is concerned;
+//! * [`lenient`]: an object as a watch delivers it, decoded or skipped with the reason;
 //! * [`view`]: the read-only [`ClusterView`] the webhooks and controllers consult, and the in-memory
 //!   [`MemoryView`];
 //! * [`derived`]: indexes derived from one kind, rebuilt when that kind changes;
 //! * [`owner`]: ownerReference chains and workload lookups.
+//!
+//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
+//! [`workload_spread`], [`settings`] and [`feature_gates`].
 
 pub mod decode;
 pub mod derived;
 pub mod feature_gates;
 pub mod go;
 pub mod intstr;
+pub mod kind;
 pub mod kinds;
+pub mod lenient;
 pub mod names;
 pub mod owner;
+pub mod pod_state;
+pub mod raw;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;
+pub mod shape;
 pub mod view;
+pub mod workload_spread;
 
-pub use decode::{DecodeError, Lenient};
+pub use decode::DecodeError;
 pub use derived::{Derived, DerivedCache};
 pub use feature_gates::{FeatureGates, Gate, GateError};
 pub use kinds::{Kind, Kinds, Registered};
+pub use lenient::Lenient;
 pub use settings::Settings;
+pub use shape::Shape;
 pub use view::{ClusterView, Lookup, MemoryView, ObjectMap, StatusWrite, WriteTarget};

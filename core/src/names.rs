@@ -17,3 +17,9 @@ pub const POD_DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-del
 pub const CONTAINER_BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
 /// Environment variable carrying a container's launch priority.
 pub const CONTAINER_PRIORITY_ENV: &str = "KRUISE_CONTAINER_PRIORITY";
+
+/// Pod annotation listing the SidecarSets injected into the pod, sorted, comma-separated (OpenKruise
+/// `pkg/control/sidecarcontrol` `SidecarSetListAnnotation`).
+pub const SIDECARSET_INJECTED_LIST_ANNOTATION: &str = "kruise.io/sidecarset-injected-list";
+/// Environment variable marking a container as an injected sidecar (value `true`).
+pub const SIDECAR_INJECTED_ENV: &str = "IS_INJECTED";

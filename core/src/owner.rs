@@ -1,4 +1,4 @@
-//! Owner references and workload lookups shared by the pod webhooks.
+//! Owner references and workload lookups shared by the pod webhooks and the planners.
 //!
 //! * [`api_group`] parses an apiVersion as Go's `schema.ParseGroupVersion` does;
 //! * [`controller_of`] reads the controller ownerReference of a raw object without decoding it;
@@ -6,7 +6,8 @@
 //!   ignored, as every OpenKruise comparison here ignores it);
 //! * [`pub_workload`] resolves the workload a PodUnavailableBudget `targetRef` is compared with, as
 //!   OpenKruise's controller finder does (a ReplicaSet owned by an existing Deployment of the same uid
-//!   resolves to the Deployment).
+//!   resolves to the Deployment);
+//! * [`workload_replicas`] reads the replica count a WorkloadSpread scales percentages against.
 
 use std::sync::Arc;
 
@@ -21,7 +22,11 @@ use k8s_openapi::{
 use kruise_api::apps_v1beta1::CloneSet;
 use serde_json::Value;
 
-use crate::view::ClusterView;
+use crate::{raw::AdvancedStatefulSet, view::ClusterView};
+
+mod replicas;
+
+pub use replicas::{ReplicasPathError, workload_replicas};
 
 /// An apiVersion with more than one `/`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -138,7 +143,8 @@ pub enum Workload {
     StatefulSet(Arc<StatefulSet>),
     Job(Arc<Job>),
     CloneSet(Arc<CloneSet>),
-    /// Any other kind (e.g. an Advanced StatefulSet), raw.
+    AdvancedStatefulSet(Arc<AdvancedStatefulSet>),
+    /// Any other kind, raw.
     Other(Arc<Value>),
 }
 
@@ -150,6 +156,7 @@ impl Workload {
             Workload::StatefulSet(o) => o.metadata(),
             Workload::Job(o) => o.metadata(),
             Workload::CloneSet(o) => &o.metadata,
+            Workload::AdvancedStatefulSet(o) => &o.metadata,
             Workload::Other(_) => return None,
         })
     }
@@ -202,6 +209,7 @@ impl Workload {
                     .into(),
             ),
             Workload::CloneSet(o) => Some(o.spec.replicas.unwrap_or(1).into()),
+            Workload::AdvancedStatefulSet(o) => Some(o.replicas().unwrap_or(1)),
             Workload::Other(_) => None,
         }
     }
@@ -214,13 +222,14 @@ impl Workload {
             Workload::StatefulSet(o) => serde_json::to_value(&**o),
             Workload::Job(o) => serde_json::to_value(&**o),
             Workload::CloneSet(o) => serde_json::to_value(&**o),
+            Workload::AdvancedStatefulSet(o) => return o.to_json(),
             Workload::Other(v) => return (**v).clone(),
         };
         json.unwrap_or(Value::Null)
     }
 }
 
-/// A workload by API group and kind (version ignored). Typed kinds come from their typed accessor; any
+/// A workload by API group and kind (version ignored). Registered kinds come from their store; any
 /// other kind from [`ClusterView::object`].
 pub fn fetch_workload(
     view: &impl ClusterView,
@@ -235,6 +244,9 @@ pub fn fetch_workload(
         ("apps", "StatefulSet") => view.stateful_set(namespace, name).map(Workload::StatefulSet),
         ("batch", "Job") => view.job(namespace, name).map(Workload::Job),
         ("apps.kruise.io", "CloneSet") => view.clone_set(namespace, name).map(Workload::CloneSet),
+        ("apps.kruise.io", "StatefulSet") => {
+            crate::view::get(view, namespace, name).map(Workload::AdvancedStatefulSet)
+        }
         _ => view.object(group, kind, namespace, name).map(Workload::Other),
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! Backed by files (`kruise admit`, standalone `kruise serve --objects`) through [`MemoryView`], or by
 //! reflector caches in a cluster (the binary's `ClusterCache`). Both keep one store per registered kind
-//! ([`Kinds`]); a view hands them out borrowed ([`ClusterView::kinds`]) and every typed accessor below
+//! ([`Kinds`](crate::kinds::Kinds)); a view hands them out borrowed ([`ClusterView::kinds`]) and every typed accessor below
 //! is written once on top of that. Objects are shared behind `Arc`, never deep-copied per review.
 
+mod derived_cache;
 mod memory;
 mod status;
 
@@ -22,59 +23,19 @@ use kruise_api::{
 };
 use serde_json::Value;
 
+pub use derived_cache::DerivedCache;
 pub use memory::{MemoryView, ObjectMap, ViewError};
 pub use status::{StatusWrite, WriteError, WriteTarget};
 
-use crate::{
-    derived::DerivedCache,
-    kinds::{Backend, Kind, Kinds, Registered},
-};
-
-/// The objects of one kind a view holds. Every method is a cheap lookup in memory.
-pub trait Lookup<K>: Send + Sync {
-    /// One object; cluster-scoped objects have an empty namespace.
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>>;
-    /// Every object of a namespace, or every object with `None`.
-    fn list(&self, namespace: Option<&str>) -> Vec<Arc<K>>;
-    /// Changes whenever an object of the kind is added, changed or deleted (for [`crate::derived`]).
-    fn generation(&self) -> u64;
-}
-
-impl<K, L: Lookup<K> + ?Sized> Lookup<K> for &L {
-    fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
-        (**self).get(namespace, name)
-    }
-    fn list(&self, namespace: Option<&str>) -> Vec<Arc<K>> {
-        (**self).list(namespace)
-    }
-    fn generation(&self) -> u64 {
-        (**self).generation()
-    }
-}
-
-/// The stores of a view, borrowed: what [`ClusterView::kinds`] returns.
-pub struct Borrowed<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'a> Backend for Borrowed<'a> {
-    type Store<K: Kind> = &'a dyn Lookup<K>;
-}
-
-/// Every registered kind's objects, borrowed from a view.
-pub type Lookups<'a> = Kinds<Borrowed<'a>>;
-
-impl Lookups<'_> {
-    /// The objects of kind `K`.
-    pub fn of<K: Registered>(&self) -> &dyn Lookup<K> {
-        *K::store(self)
-    }
-}
+use crate::kinds::Registered;
+pub use crate::kinds::{Borrowed, Lookup, Lookups};
 
 /// What webhooks and controllers may read.
 pub trait ClusterView {
     /// The objects of every registered kind.
     fn kinds(&self) -> Lookups<'_>;
-    /// An object of a kind that is not registered (e.g. the `kruise-configuration` ConfigMap, an
-    /// Advanced StatefulSet), raw; `None` when absent or not known to this view.
+    /// An object of a kind that is not registered (e.g. the `kruise-configuration` ConfigMap), raw;
+    /// `None` when absent or not known to this view.
     fn object(&self, group: &str, kind: &str, namespace: &str, name: &str) -> Option<Arc<Value>>;
     /// How many objects of a custom resource (`group`, `kind`) exist, or `None` when this view cannot
     /// tell (not cached).

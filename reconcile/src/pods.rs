@@ -314,6 +314,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn active_means_not_succeeded_not_failed_not_deleting() {
+        let with = |phase: &str, deleting: bool| {
+            let mut value = serde_json::json!({"metadata": {"name": "a"}, "status": {"phase": phase}});
+            if deleting {
+                value["metadata"]["deletionTimestamp"] = serde_json::json!("2026-01-01T00:00:00Z");
+            }
+            serde_json::from_value::<PodRecord>(value).unwrap()
+        };
+        for (phase, deleting, active) in [
+            ("Running", false, true),
+            ("Pending", false, true),
+            ("", false, true),
+            ("Succeeded", false, false),
+            ("Failed", false, false),
+            ("Running", true, false),
+        ] {
+            assert_eq!(
+                is_active(&with(phase, deleting)),
+                active,
+                "{phase} deleting={deleting}"
+            );
+        }
+    }
+
+    #[test]
     fn revision_equality_compares_full_names_or_short_hashes() {
         let p = pod("cs-abcde", "cs-7f9c");
         assert!(is_at_revision(&p, "cs-7f9c"));

@@ -20,9 +20,8 @@ use kruise_api::{
     PodRecord,
     policy_v1beta1::{PodUnavailableBudget, PodUnavailableBudgetStatus},
 };
-// The availability rule the pod webhook spends the budget by: one copy of it, in the webhook crate
-// until the shared core crate holds it.
-use kruise_webhooks::pod_validate::pod_state;
+// The availability rule the pod webhook spends the budget by.
+use kruise_core::pod_state;
 
 use crate::{
     int_or_percent::{InvalidIntOrPercent, scaled_i32},
@@ -44,16 +43,6 @@ pub fn desired_available(budget: &PodUnavailableBudget, expected: i32) -> Result
     } else {
         Ok(0)
     }
-}
-
-/// Running, Ready and not marked unavailable by label: the webhook's rule.
-pub fn is_pod_ready(pod: &PodRecord) -> bool {
-    pod_state::is_ready(pod)
-}
-
-/// Whether kubelet runs what the spec says: the webhook's rule.
-pub fn is_consistent(pod: &PodRecord) -> bool {
-    pod_state::is_state_consistent(pod)
 }
 
 /// Whether `budget` covers a pod of `namespace` with `labels` whose workload (the pod's controller, or
@@ -142,7 +131,7 @@ pub fn plan(
             let name = pods::name(p);
             !disrupted.contains_key(name) && !unavailable.contains_key(name)
         })
-        .filter(|p| is_consistent(p) && is_pod_ready(p))
+        .filter(|p| pod_state::is_state_consistent(p) && pod_state::is_ready(p))
         .count() as i32;
     let status = PodUnavailableBudgetStatus {
         observed_generation: budget.metadata.generation.unwrap_or(0),

@@ -57,7 +57,7 @@ pub const DELETE_POD_TIMEOUT: Duration = Duration::from_secs(15);
 /// Pods matching no subset of the spec.
 pub const FAKE_SUBSET: &str = "kruise.io/workloadspread-fake-subset-name";
 /// The version of pods whose workload has no versioned status.
-pub const VERSION_IGNORED: &str = "versionIgnored";
+pub use kruise_core::workload_spread::VERSION_IGNORED;
 pub const DELETION_COST_ANNOTATION: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 /// Why a WorkloadSpread cannot be planned.
@@ -97,24 +97,10 @@ pub fn injected(pod: &PodRecord) -> Option<Injected> {
     serde_json::from_str(pods::annotation(pod, MATCHED_WORKLOADSPREAD_ANNOTATION)?).ok()
 }
 
-/// The version a pod is counted under: the pod-template-hash for pods of ReplicaSets (and so
-/// Deployments), the short controller-revision-hash label otherwise when present, else
-/// [`VERSION_IGNORED`]; only pods of Deployment/ReplicaSet workloads are versioned (OpenKruise's default
-/// `--ws-enabled-versioned-status`).
+/// The version a pod is counted under ([`kruise_core::workload_spread::pod_version`]).
 pub fn pod_version(pod: &PodRecord) -> String {
-    let versioned = controller_of(pod.metadata.owner_references.as_deref())
-        .is_some_and(|o| matches!(o.kind.to_lowercase().as_str(), "deployment" | "replicaset"));
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    if !versioned {
-        return VERSION_IGNORED.into();
-    }
-    if let Some(hash) = labels.get("pod-template-hash") {
-        return hash.clone();
-    }
-    if let Some(hash) = labels.get("controller-revision-hash") {
-        return hash.rsplit('-').next().unwrap_or(hash).to_string();
-    }
-    VERSION_IGNORED.into()
+    let kind = controller_of(pod.metadata.owner_references.as_deref()).map(|o| o.kind.as_str());
+    kruise_core::workload_spread::pod_version(kind, &pod.metadata.labels.as_ref()).to_string()
 }
 
 fn name(ws: &WorkloadSpread) -> &str {

@@ -1,11 +1,7 @@
 //! Reflector caches of what the webhooks and controllers read, shared by every handler; objects behind
 //! `Arc`. One [`Reflector`] per kind of `kruise_core`'s registry, so a registered kind is always watched.
 
-use std::{
-    future::Future,
-    pin::Pin,
-    sync::{Arc, OnceLock},
-};
+use std::{future::Future, pin::Pin, sync::Arc};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -16,7 +12,7 @@ use kruise_core::{
 };
 use kube::{
     Api, Client,
-    api::{ApiResource, DynamicObject, GroupVersionKind, ListParams},
+    api::DynamicObject,
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
@@ -33,8 +29,6 @@ use crate::server::metrics::SkippedObjects;
 #[derive(Clone)]
 pub struct ClusterCache {
     kinds: Arc<Kinds<Watched>>,
-    /// Advanced StatefulSets (`apps.kruise.io/v1beta1`), once the API server is found to serve them.
-    advanced_stateful_sets: Arc<OnceLock<Store<DynamicObject>>>,
     /// `kruise-configuration` in our namespace (OpenKruise's whitelists read by the CRD webhooks).
     configuration: Store<ConfigMap>,
     namespace: String,
@@ -44,56 +38,6 @@ pub struct ClusterCache {
 
 /// The ConfigMap of OpenKruise's configuration whitelists.
 pub const CONFIGURATION: &str = "kruise-configuration";
-
-/// OpenKruise's Advanced StatefulSet, `apps.kruise.io/v1beta1` `statefulsets`.
-fn advanced_stateful_set() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "StatefulSet"),
-        "statefulsets",
-    )
-}
-
-/// Watches `resource` if the API server serves it: probes with a one-item list (retrying transient
-/// errors with backoff); a 404 means the CRD is not installed, which is logged once and left alone.
-fn reflect_if_served(client: Client, resource: ApiResource) -> Arc<OnceLock<Store<DynamicObject>>> {
-    let slot = Arc::new(OnceLock::new());
-    let filled = slot.clone();
-    tokio::spawn(async move {
-        let api: Api<DynamicObject> = Api::all_with(client, &resource);
-        let mut delay = std::time::Duration::from_millis(500);
-        loop {
-            match api.list_metadata(&ListParams::default().limit(1)).await {
-                Ok(_) => break,
-                Err(kube::Error::Api(e)) if e.code == 404 => {
-                    tracing::info!(
-                        resource = %resource.plural, group = %resource.group,
-                        "not served by the API server; WorkloadSpreads over it are not matched"
-                    );
-                    return;
-                }
-                Err(e) => {
-                    tracing::warn!(resource = %resource.plural, error = %e, "probe failed; retrying");
-                    tokio::time::sleep(delay).await;
-                    delay = (delay * 2).min(std::time::Duration::from_secs(30));
-                }
-            }
-        }
-        let writer = reflector::store::Writer::new(resource.clone());
-        let _ = filled.set(writer.as_reader());
-        let stream = watcher(api, watcher::Config::default().any_semantic())
-            .default_backoff()
-            .modify(|o: &mut DynamicObject| o.metadata.managed_fields = None)
-            .reflect(writer)
-            .applied_objects();
-        let mut stream = std::pin::pin!(stream);
-        while let Some(event) = stream.next().await {
-            if let Err(e) = event {
-                tracing::warn!(resource = %resource.plural, error = %e, "watch error; retrying with backoff");
-            }
-        }
-    });
-    slot
-}
 
 /// Watches the configuration ConfigMap in `namespace`.
 fn reflect_configuration(client: Client, namespace: &str) -> Store<ConfigMap> {
@@ -162,7 +106,6 @@ impl ClusterCache {
         };
         ClusterCache {
             kinds: Arc::new(Kinds::new(&mut start)),
-            advanced_stateful_sets: reflect_if_served(client.clone(), advanced_stateful_set()),
             configuration: reflect_configuration(client.clone(), namespace),
             namespace: namespace.to_string(),
             derived: Arc::default(),
@@ -213,14 +156,6 @@ impl ClusterView for ClusterCache {
             ("", "ConfigMap") if namespace == self.namespace && name == CONFIGURATION => {
                 let map = self.configuration.get(&ObjectRef::new(name).within(namespace))?;
                 serde_json::to_value(&*map).ok().map(Arc::new)
-            }
-            ("apps.kruise.io", "StatefulSet") => {
-                let resource = advanced_stateful_set();
-                let set = self
-                    .advanced_stateful_sets
-                    .get()?
-                    .get(&ObjectRef::new_with(name, resource).within(namespace))?;
-                serde_json::to_value(&*set).ok().map(Arc::new)
             }
             // Other kinds without a cache are not watched.
             _ => None,

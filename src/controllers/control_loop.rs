@@ -18,7 +18,7 @@ use std::{
     collections::HashMap,
     fmt::Debug,
     future::Future,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, MutexGuard},
     time::Duration,
 };
 
@@ -169,28 +169,23 @@ impl<K: Object> Triggers<K> {
     /// Pod changes trigger the objects `owners` names; their passes wait until the cache shows the
     /// pod as this watch saw it.
     pub fn pods(
-        mut self,
+        self,
         owners: impl Fn(&PodRecord, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
     ) -> Self {
-        let (known, sightings) = (self.known.clone(), self.sightings.clone());
-        self.controller = self.controller.watches(
-            Api::<PodRecord>::all(self.client.clone()),
-            watch_config(),
-            move |pod: PodRecord| {
-                let mut refs: Vec<ObjectRef<K>> = Vec::new();
-                for r in owners(&pod, &known) {
-                    if !refs.contains(&r) {
-                        refs.push(r);
-                    }
+        let sightings = self.sightings.clone();
+        self.watch(move |pod: &PodRecord, known: &Known<K>| {
+            let mut refs: Vec<ObjectRef<K>> = Vec::new();
+            for r in owners(pod, known) {
+                if !refs.contains(&r) {
+                    refs.push(r);
                 }
-                for r in &refs {
-                    sightings.saw(r.namespace.as_deref().unwrap_or(""), &r.name, &pod);
-                }
-                sightings.retain_owners(|namespace, name| known.has(namespace, name));
-                refs
-            },
-        );
-        self
+            }
+            for r in &refs {
+                sightings.saw(r.namespace.as_deref().unwrap_or(""), &r.name, pod);
+            }
+            sightings.retain_owners(|namespace, name| known.has(namespace, name));
+            refs
+        })
     }
 
     /// Changes of `W` trigger the objects `owners` names.
@@ -223,6 +218,11 @@ struct Slot<K, M> {
 
 type Slots<K, M> = Mutex<HashMap<ObjectRef<K>, Slot<K, M>>>;
 
+/// The slots; a poisoned lock is taken over (every change to a slot is a single assignment).
+fn lock<K: Object, M>(slots: &Slots<K, M>) -> MutexGuard<'_, HashMap<ObjectRef<K>, Slot<K, M>>> {
+    slots.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// What one pass gets besides the object: the client and cache, its memory, the status write.
 pub struct Pass<K: Object, M> {
     pub context: Context,
@@ -233,13 +233,13 @@ pub struct Pass<K: Object, M> {
 impl<K: Object, M: Clone + Default> Pass<K, M> {
     /// The memory the previous pass kept for this object.
     pub fn memory(&self) -> M {
-        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let slots = lock(&self.slots);
         slots.get(&self.key).map(|s| s.memory.clone()).unwrap_or_default()
     }
 
     /// Keeps `memory` for the next pass of this object.
     pub fn keep(&self, memory: M) {
-        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slots = lock(&self.slots);
         if let Some(slot) = slots.get_mut(&self.key) {
             slot.memory = memory;
         }
@@ -301,7 +301,7 @@ impl<R: Reconciler> Shared<R> {
     /// Drops the slots of objects that are gone (or were replaced by a namesake), and makes this one's.
     fn slot_for(&self, object: &R::Object) -> ObjectRef<R::Object> {
         let key = ObjectRef::from_obj(object);
-        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slots = lock(&self.slots);
         slots.retain(|r, slot| self.known.store.get(r).is_some_and(|k| k.meta().uid == slot.uid));
         slots.entry(key.clone()).or_insert_with(|| Slot {
             uid: object.meta().uid.clone(),
@@ -317,7 +317,7 @@ impl<R: Reconciler> Shared<R> {
         let namespace = trigger.namespace().unwrap_or_default();
         let uid = trigger.meta().uid.clone();
         let reread = {
-            let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            let slots = lock(&self.slots);
             slots.get(key).and_then(|s| s.reread.clone())
         };
         R::cached(self.context.view.as_ref(), &namespace, &trigger.name_any())
@@ -334,7 +334,7 @@ impl<R: Reconciler> Shared<R> {
     }
 
     fn update(&self, key: &ObjectRef<R::Object>, change: impl FnOnce(&mut Slot<R::Object, R::Memory>)) {
-        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slots = lock(&self.slots);
         if let Some(slot) = slots.get_mut(key) {
             change(slot);
         }

@@ -22,25 +22,6 @@ use super::{
     launch_priority, pod_readiness,
 };
 
-/// Not Succeeded, not Failed, not being deleted (Kubernetes' `IsPodActive`).
-pub fn is_active(pod: &PodRecord) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
-}
-
-/// Running, Ready=True and not being deleted.
-pub fn is_running_and_ready(pod: &PodRecord) -> bool {
-    let Some(status) = pod.status.as_ref() else {
-        return false;
-    };
-    status.phase.as_deref() == Some("Running")
-        && pod.metadata.deletion_timestamp.is_none()
-        && status
-            .conditions
-            .as_ref()
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
 /// The controller owner reference of an object.
 pub fn controller_of(owners: Option<&Vec<OwnerReference>>) -> Option<&OwnerReference> {
     owners?.iter().find(|o| o.controller == Some(true))
@@ -152,57 +133,6 @@ async fn launch_barrier(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pod(value: serde_json::Value) -> PodRecord {
-        serde_json::from_value(value).unwrap()
-    }
-
-    #[test]
-    fn activity_and_readiness() {
-        let running_ready = json!({"metadata": {"name": "a"}, "status": {"phase": "Running",
-            "conditions": [{"type": "Ready", "status": "True"}]}});
-        let cases = [
-            (running_ready.clone(), true, true),
-            (
-                json!({"metadata": {"name": "a"}, "status": {"phase": "Pending"}}),
-                true,
-                false,
-            ),
-            (
-                json!({"metadata": {"name": "a"}, "status": {"phase": "Succeeded"}}),
-                false,
-                false,
-            ),
-            (
-                json!({"metadata": {"name": "a"}, "status": {"phase": "Failed"}}),
-                false,
-                false,
-            ),
-            (
-                {
-                    let mut p = running_ready.clone();
-                    p["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
-                    p
-                },
-                false,
-                false,
-            ),
-            (
-                json!({"metadata": {"name": "a"}, "status": {"phase": "Running",
-                    "conditions": [{"type": "Ready", "status": "False"}]}}),
-                true,
-                false,
-            ),
-        ];
-        for (input, active, ready) in cases {
-            let p = pod(input.clone());
-            assert_eq!(
-                (is_active(&p), is_running_and_ready(&p)),
-                (active, ready),
-                "{input}"
-            );
-        }
-    }
 
     #[test]
     fn selectors() {

@@ -1,15 +1,13 @@
 //! Workloads behind PUB and WorkloadSpread target references: their desired replicas and their pods
-//! (OpenKruise's controller finder). Read from the cluster cache; Advanced StatefulSets, which the cache
-//! does not hold, are read from the API server by name.
+//! (OpenKruise's controller finder). Read from the cluster cache; an Advanced StatefulSet the cache does
+//! not hold (yet) is read from the API server by name.
 
 use kruise_api::PodRecord;
 use std::{collections::BTreeSet, sync::Arc};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
-use kube::{
-    Api,
-    api::{ApiResource, DynamicObject, GroupVersionKind},
-};
+use kruise_core::raw::AdvancedStatefulSet;
+use kube::Api;
 
 use super::{Context, Error, pods};
 
@@ -104,8 +102,9 @@ pub async fn resolve(
             object
                 .filter(|o| uid_matches(uid, o.metadata.uid.as_ref()))
                 .map(|o| {
-                    let replicas = o.data["spec"]["replicas"].as_i64().map(|r| r as i32);
-                    let selector = serde_json::from_value(o.data["spec"]["selector"].clone()).ok();
+                    let replicas = o.replicas().map(|r| r as i32);
+                    let selector = o.rest.get("spec").and_then(|s| s.get("selector"));
+                    let selector = selector.and_then(|s| serde_json::from_value(s.clone()).ok());
                     workload(&o.metadata, replicas, selector)
                 })
         }
@@ -128,19 +127,12 @@ async fn advanced_stateful_set(
     context: &Context,
     namespace: &str,
     name: &str,
-) -> Result<Option<DynamicObject>, Error> {
-    if let Some(value) = context
-        .view
-        .object("apps.kruise.io", "StatefulSet", namespace, name)
-    {
-        return Ok(serde_json::from_value((*value).clone()).ok());
+) -> Result<Option<Arc<AdvancedStatefulSet>>, Error> {
+    if let Some(set) = kruise_core::view::get(&*context.view, namespace, name) {
+        return Ok(Some(set));
     }
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("apps.kruise.io", "v1beta1", "StatefulSet"),
-        "statefulsets",
-    );
-    let api: Api<DynamicObject> = Api::namespaced_with(context.client.clone(), namespace, &resource);
-    Ok(api.get_opt(name).await?)
+    let api: Api<AdvancedStatefulSet> = Api::namespaced(context.client.clone(), namespace);
+    Ok(api.get_opt(name).await?.map(Arc::new))
 }
 
 fn owned_by(pod: &PodRecord, uids: &BTreeSet<String>) -> bool {
@@ -189,7 +181,7 @@ pub async fn pods_for_ref(
     let matched = all
         .into_iter()
         .filter(|p| owned_by(p, &uids))
-        .filter(|p| !active_only || pods::is_active(p))
+        .filter(|p| !active_only || kruise_reconcile::pods::is_active(p))
         .collect();
     Ok((matched, workload.replicas))
 }

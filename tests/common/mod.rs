@@ -1,7 +1,10 @@
 //! Shared helpers of the end-to-end tests: a standalone server on 127.0.0.1:0 and verified TLS clients.
 #![allow(dead_code)]
 
+pub mod admit;
 pub mod cluster;
+pub mod kubectl;
+pub mod playground_cloneset;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 

@@ -18,9 +18,20 @@ pub fn get<'a>(value: &'a Value, tokens: &[&str]) -> Option<&'a Value> {
     })
 }
 
-/// A pointer from unescaped tokens (`/` and `~` in keys are escaped).
+/// A pointer from unescaped tokens (`/` and `~` in keys are escaped). One allocation in the common
+/// case (`PointerBuf::from_tokens` grows its string token by token).
 pub fn pointer<'a>(tokens: impl IntoIterator<Item = &'a str>) -> PointerBuf {
-    PointerBuf::from_tokens(tokens)
+    let mut path = String::with_capacity(64);
+    for token in tokens {
+        path.push('/');
+        if token.contains(['/', '~']) {
+            path.push_str(&token.replace('~', "~0").replace('/', "~1"));
+        } else {
+            path.push_str(token);
+        }
+    }
+    // Every `~` is now followed by 0 or 1, so the string parses; the fallback is never taken.
+    PointerBuf::parse(path).unwrap_or_default()
 }
 
 /// `add` of `value` at `tokens`.
@@ -99,6 +110,22 @@ mod tests {
     use serde_json::json;
 
     const ANN: &[&str] = &["metadata", "annotations"];
+
+    #[test]
+    fn pointer_escapes_as_rfc_6901_says() {
+        for tokens in [
+            vec!["spec", "containers", "0"],
+            vec!["metadata", "annotations", "a/b~c"],
+            vec!["~1", "~0/", "", "/"],
+            Vec::<&str>::new(),
+        ] {
+            assert_eq!(
+                pointer(tokens.iter().copied()),
+                PointerBuf::from_tokens(tokens.iter().copied())
+            );
+        }
+        assert_eq!(pointer(["a/b~c"]).as_str(), "/a~1b~0c");
+    }
 
     #[test]
     fn adds_missing_map_and_parents() {

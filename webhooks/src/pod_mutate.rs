@@ -11,7 +11,11 @@ pub mod readiness_gate;
 pub mod sidecarset;
 pub mod workloadspread;
 
+use std::sync::LazyLock;
+
 use json_patch::PatchOperation;
+use k8s_openapi::api::core::v1::Pod;
+use kruise_core::Shape;
 use serde_json::Value;
 
 use crate::{
@@ -69,6 +73,9 @@ pub fn mutate_in_place(
     decision
 }
 
+/// The shape of a Pod, compiled on first use: checks that a reviewed pod decodes without decoding it.
+static POD_SHAPE: LazyLock<Shape> = LazyLock::new(Shape::of::<Pod>);
+
 /// The answer when the review ends before the pipeline; `None` when the request carries a pod object
 /// to mutate.
 fn early_answer(request: &AdmissionRequest) -> Option<Decision> {
@@ -87,7 +94,7 @@ fn early_answer(request: &AdmissionRequest) -> Option<Decision> {
         ));
     };
     // As OpenKruise's decoder: an object that is not a Pod is a bad request, with the field at fault.
-    if let Err(e) = kruise_core::decode::check::<k8s_openapi::api::core::v1::Pod>(object) {
+    if let Err(e) = POD_SHAPE.check::<Pod>(object) {
         return Some(Decision::bad_request(format!("object is not a valid Pod: {e}")));
     }
     is_mirror_pod(object).then(Decision::allow)

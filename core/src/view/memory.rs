@@ -5,13 +5,12 @@ use std::{collections::BTreeMap, sync::Arc};
 use serde_json::Value;
 
 use super::{
-    ClusterView, Lookup, Lookups,
+    ClusterView, DerivedCache, Lookup, Lookups,
     status::{StatusWrite, WriteError, replace_status, replace_typed_status},
 };
 use crate::{
     decode::{self, DecodeError},
-    derived::DerivedCache,
-    kinds::{Backend, ForKindMut, Kind, Kinds, Registered},
+    kinds::{Backend, ForKind, ForKindMut, Kind, Kinds, Registered},
 };
 
 /// Objects of one type keyed by (namespace, name); cluster-scoped objects use an empty namespace.
@@ -173,6 +172,19 @@ impl ForKindMut<InMemory> for Add<'_> {
     }
 }
 
+/// Counts the objects of a registered kind (only those not being deleted, when `active_only`).
+struct Count {
+    active_only: bool,
+}
+
+impl ForKind<InMemory> for Count {
+    type Output = usize;
+    fn call<K: Registered>(self, store: &ObjectMap<K>) -> usize {
+        let counted = |o: &&Arc<K>| !self.active_only || o.meta().deletion_timestamp.is_none();
+        store.all().filter(counted).count()
+    }
+}
+
 /// Applies a status write to a registered kind.
 struct ApplyStatus<'a>(&'a StatusWrite);
 
@@ -276,10 +288,16 @@ impl ClusterView for MemoryView {
     }
 
     fn custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
+        if let Some(count) = self.kinds.with_kind(group, kind, Count { active_only: false }) {
+            return Some(count);
+        }
         Some(self.others_of(group, kind).map_or(0, ObjectMap::len))
     }
 
     fn active_custom_resource_count(&self, group: &str, kind: &str) -> Option<usize> {
+        if let Some(count) = self.kinds.with_kind(group, kind, Count { active_only: true }) {
+            return Some(count);
+        }
         let terminating = |o: &Value| {
             o.pointer("/metadata/deletionTimestamp")
                 .is_some_and(|t| !t.is_null())

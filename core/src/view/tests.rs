@@ -107,3 +107,31 @@ fn a_stale_or_misdirected_write_changes_nothing() {
     bad.status = json!({"unavailableAllowed": "lots"});
     assert!(matches!(view.apply_status(&bad), Err(WriteError::Invalid { .. })));
 }
+
+#[test]
+fn registered_kinds_are_counted_as_custom_resources() {
+    let mut view = MemoryView::default();
+    for (name, deleting) in [("a", false), ("b", true)] {
+        let mut set = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+            "metadata": {"name": name, "namespace": "shop"}, "spec": {"replicas": 2}});
+        if deleting {
+            set["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
+        }
+        view.add(set).unwrap();
+    }
+    assert!(
+        view.others_of("apps.kruise.io", "StatefulSet").is_none(),
+        "stored as a registered kind"
+    );
+    let set = crate::view::get::<crate::raw::AdvancedStatefulSet>(&view, "shop", "a").unwrap();
+    assert_eq!(set.replicas(), Some(2));
+    assert_eq!(
+        view.custom_resource_count("apps.kruise.io", "StatefulSet"),
+        Some(2)
+    );
+    assert_eq!(
+        view.active_custom_resource_count("apps.kruise.io", "StatefulSet"),
+        Some(1)
+    );
+    assert_eq!(view.custom_resource_count("apps.kruise.io", "CloneSet"), Some(0));
+}

@@ -1,5 +1,6 @@
 use super::*;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_core::pod_state::is_state_consistent;
 use serde_json::{Value, json};
 
 fn t(s: &str) -> Timestamp {
@@ -191,17 +192,17 @@ fn consistency_of_images_and_in_place_updates() {
         }))
         .unwrap()
     };
-    assert!(is_consistent(&digest_pod(
+    assert!(is_state_consistent(&digest_pod(
         "busybox@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
         "docker-pullable://busybox@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     )));
-    assert!(!is_consistent(&digest_pod(
+    assert!(!is_state_consistent(&digest_pod(
         "busybox@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
         "docker-pullable://busybox@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
     )));
     // Tagged images: consistent unless an in-place update is still pending.
     let mut tagged = digest_pod("nginx:1.26", "docker-pullable://nginx@sha256:old");
-    assert!(is_consistent(&tagged));
+    assert!(is_state_consistent(&tagged));
     tagged
         .status
         .as_mut()
@@ -219,7 +220,7 @@ fn consistency_of_images_and_in_place_updates() {
         )]
         .into(),
     );
-    assert!(!is_consistent(&tagged), "kubelet still runs the old image");
+    assert!(!is_state_consistent(&tagged), "kubelet still runs the old image");
     tagged
         .status
         .as_mut()
@@ -236,14 +237,17 @@ fn consistency_of_images_and_in_place_updates() {
         .as_mut()
         .unwrap()[0]
         .image_id = "docker-pullable://nginx@sha256:new".into();
-    assert!(is_consistent(&tagged), "imageID changed: the update is done");
+    assert!(
+        is_state_consistent(&tagged),
+        "imageID changed: the update is done"
+    );
     tagged
         .metadata
         .annotations
         .as_mut()
         .unwrap()
         .insert("apps.kruise.io/inplace-update-grace".into(), "{}".into());
-    assert!(!is_consistent(&tagged), "in the grace period");
+    assert!(!is_state_consistent(&tagged), "in the grace period");
 }
 
 #[test]

@@ -14,54 +14,23 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration};
+use k8s_openapi::api::core::v1::{Node, NodeSelectorTerm, Taint, Toleration};
 use kruise_api::{
     PodRecord,
     apps_v1beta1::{MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpread, WorkloadSpreadSubset},
 };
+use kruise_core::selector::node;
 use serde_json::{Map, Value, json};
 
 pub const IGNORE_PATCH_EXISTING_PODS_METADATA: &str =
     "workloadspread.kruise.io/ignore-patch-existing-pods-metadata";
 
-fn requirement_matches(req: &NodeSelectorRequirement, value: Option<&str>) -> bool {
-    let values = req.values.as_deref().unwrap_or_default();
-    let number = |s: &str| s.parse::<i64>().ok();
-    match req.operator.as_str() {
-        "In" => value.is_some_and(|v| values.iter().any(|x| x == v)),
-        "NotIn" => value.is_none_or(|v| !values.iter().any(|x| x == v)),
-        "Exists" => value.is_some(),
-        "DoesNotExist" => value.is_none(),
-        "Gt" | "Lt" => match (value.and_then(number), values.first().and_then(|x| number(x))) {
-            (Some(v), Some(bound)) if values.len() == 1 => {
-                if req.operator == "Gt" {
-                    v > bound
-                } else {
-                    v < bound
-                }
-            }
-            _ => false,
-        },
-        _ => false,
-    }
-}
-
-/// Kubernetes' node selector term matching: every expression on the node's labels and every field
-/// (`metadata.name`) holds; a term with neither matches nothing.
+/// Kubernetes' node selector term matching on the node's labels and name
+/// ([`kruise_core::selector::node`]); a term that cannot be evaluated (an invalid requirement) matches
+/// nothing, as OpenKruise's lazy-error node selector does.
 pub fn term_matches(term: &NodeSelectorTerm, node: &Node) -> bool {
-    let expressions = term.match_expressions.as_deref().unwrap_or_default();
-    let fields = term.match_fields.as_deref().unwrap_or_default();
-    if expressions.is_empty() && fields.is_empty() {
-        return false;
-    }
-    let labels = node.metadata.labels.clone().unwrap_or_default();
-    let name = node.metadata.name.as_deref();
-    expressions
-        .iter()
-        .all(|r| requirement_matches(r, labels.get(&r.key).map(String::as_str)))
-        && fields
-            .iter()
-            .all(|r| r.key == "metadata.name" && requirement_matches(r, name))
+    let name = node.metadata.name.as_deref().unwrap_or_default();
+    node::term_matches(term, &node.metadata.labels.as_ref(), name).unwrap_or(false)
 }
 
 /// Kubernetes' `Toleration.ToleratesTaint`.

@@ -46,10 +46,11 @@ mod pod_containers;
 pub(crate) mod resources;
 mod revision;
 
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::{
     borrow::Cow,
     cell::OnceCell,
-    collections::{BTreeMap, BTreeSet, HashMap, HashSet},
+    collections::{BTreeMap, BTreeSet},
     sync::Arc,
 };
 
@@ -70,7 +71,7 @@ use super::{PodContext, StepOutput, StepResult};
 use crate::{Denial, patch, view::ClusterView};
 
 /// The pod annotation listing the SidecarSets injected into it, sorted, comma-separated.
-pub const SIDECARSET_INJECTED_LIST: &str = "kruise.io/sidecarset-injected-list";
+pub use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST;
 /// The pod annotation recording which container of each hot-upgrade pair is working.
 pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
 

@@ -30,28 +30,23 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_core::{
     intstr::{self, Round},
-    names,
+    workload_spread,
 };
 use serde_json::{Map, Value, json};
 
 use super::{PodContext, StepOutput, StepResult};
 use crate::{
     Denial, StatusWrite, WriteTarget,
-    owner::{self, ObjectRef, OwnedRef, Workload},
+    owner::{self, ObjectRef, OwnedRef},
     patch, selector,
     view::ClusterView,
 };
 
 /// Pod annotation naming the WorkloadSpread and subset the pod was assigned to.
 pub use kruise_api::apps_v1beta1::MATCHED_WORKLOADSPREAD_ANNOTATION as MATCHED_ANNOTATION;
-/// The version of pods whose workload has no versioned subset status.
-pub const VERSION_IGNORED: &str = "versionIgnored";
 
 /// OpenKruise's feature gate `WorkloadSpread` (default on).
 const GATE_ENABLED: bool = true;
-/// Owner kinds (lower case) with versioned subset status: OpenKruise's `--ws-enabled-versioned-status`
-/// default, `deployment,replicaset`.
-const VERSIONED_KINDS: &[&str] = &["deployment", "replicaset"];
 /// Bound on the owner walk (pod → ReplicaSet → Deployment is 2); guards against reference cycles.
 const MAX_OWNER_DEPTH: usize = 8;
 
@@ -246,7 +241,8 @@ fn choose_subset(
         return Ok(Choice::of(by_ordinal(ws, pod_name)));
     }
 
-    let version = pod_version(pod, owner);
+    let labels = selector::raw_labels(pod);
+    let version = workload_spread::pod_version(Some(owner.kind), &labels);
     let status = ws.status.as_ref();
     let recorded = status
         .and_then(|s| s.versioned_subset_statuses.as_ref())
@@ -357,29 +353,14 @@ fn ordinal_of(name: &str) -> i64 {
     }
 }
 
-/// The pod's version for versioned subset status.
-fn pod_version<'a>(pod: &'a Value, owner: ObjectRef<'_>) -> &'a str {
-    if !VERSIONED_KINDS.contains(&owner.kind.to_ascii_lowercase().as_str()) {
-        return VERSION_IGNORED;
-    }
-    let labels = selector::raw_labels(pod);
-    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    if let Some(hash) = label(names::POD_TEMPLATE_HASH_LABEL) {
-        return hash;
-    }
-    if let Some(hash) = label(names::CONTROLLER_REVISION_HASH_LABEL) {
-        return hash.rsplit('-').next().unwrap_or(hash);
-    }
-    VERSION_IGNORED
-}
-
 /// Subset statuses initialised from spec: `missingReplicas` = `maxReplicas` scaled (round up) against
 /// the workload's replicas, or `-1` when unlimited.
 fn initial_statuses(
     context: &PodContext<'_, impl ClusterView>,
     ws: &WorkloadSpread,
 ) -> Result<Vec<WorkloadSpreadSubsetStatus>, Denial> {
-    let replicas = workload_replicas(context, ws)?;
+    let replicas = owner::workload_replicas(context.view, ws, context.namespace)
+        .map_err(|e| Denial::new(500, "", e.to_string()))?;
     Ok(ws
         .spec
         .subsets
@@ -391,85 +372,11 @@ fn initial_statuses(
                 .as_ref()
                 // OpenKruise ignores the error (the value counts 0) and narrows to int32.
                 .map_or(-1, |max| {
-                    intstr::scaled(max, replicas, Round::Up).unwrap_or(0) as i32
+                    intstr::scaled(max, i64::from(replicas), Round::Up).unwrap_or(0) as i32
                 }),
             ..WorkloadSpreadSubsetStatus::default()
         })
         .collect())
-}
-
-/// The workload replica count, read only when some subset uses a percentage: `targetFilter
-/// .replicasPathList` summed when set, else `spec.replicas` (Job: `spec.parallelism`). A missing
-/// workload counts 0; a path that does not lead to an integer rejects the pod.
-fn workload_replicas(context: &PodContext<'_, impl ClusterView>, ws: &WorkloadSpread) -> Result<i64, Denial> {
-    let Some(target) = ws.spec.target_reference.as_ref() else {
-        return Ok(0);
-    };
-    if !ws
-        .spec
-        .subsets
-        .iter()
-        .any(|s| s.max_replicas.as_ref().is_some_and(intstr::is_percent))
-    {
-        return Ok(0);
-    }
-    let Ok(group) = owner::api_group(&target.api_version) else {
-        return Ok(0);
-    };
-    let Some(workload) =
-        owner::fetch_workload(context.view, group, &target.kind, context.namespace, &target.name)
-    else {
-        return Ok(0);
-    };
-    let paths = ws
-        .spec
-        .target_filter
-        .as_ref()
-        .and_then(|f| f.replicas_path_list.as_deref())
-        .unwrap_or_default();
-    if !paths.is_empty() {
-        let json = workload.to_json();
-        let mut sum: i64 = 0;
-        for path in paths {
-            sum += replicas_at(&json, path).map_err(|e| Denial::new(500, "", e))?;
-        }
-        return Ok(sum);
-    }
-    // Custom workloads of OpenKruise's whitelist ConfigMap are not supported: 0, as OpenKruise counts a
-    // kind missing from its whitelist.
-    Ok(match workload {
-        Workload::Other(_) if !(group == "apps.kruise.io" && target.kind == "StatefulSet") => 0,
-        Workload::Other(v) => crate::patch::get(&v, &["spec", "replicas"])
-            .and_then(Value::as_i64)
-            .unwrap_or(1),
-        typed => typed.replicas().unwrap_or(0),
-    })
-}
-
-/// The integer at a dot path (`spec.replicas`, `spec.list.0.replicas`); an empty path is 0.
-fn replicas_at(object: &Value, path: &str) -> Result<i64, String> {
-    if path.is_empty() {
-        return Ok(0);
-    }
-    let mut current = object;
-    for part in path.split('.') {
-        current = match current {
-            Value::Object(map) => map
-                .get(part)
-                .ok_or_else(|| format!("path \"{part}\" not exists"))?,
-            Value::Array(list) => {
-                let index: i64 = part
-                    .parse()
-                    .map_err(|_| format!("strconv.Atoi: parsing {part:?}: invalid syntax"))?;
-                usize::try_from(index)
-                    .ok()
-                    .and_then(|i| list.get(i))
-                    .ok_or_else(|| format!("index {index} out of range"))?
-            }
-            _ => return Err("object is not deep enough".into()),
-        };
-    }
-    current.as_i64().ok_or_else(|| "object type error".into())
 }
 
 /// The operations injecting `subset` of WorkloadSpread `ws_name` into the pod.

@@ -12,8 +12,8 @@ use kruise_api::policy_v1beta1::{
     PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PubOperation,
 };
 
-use super::pod_state::{annotation, is_ready, is_state_consistent};
 use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
+use kruise_core::pod_state::{annotation, is_ready, is_state_consistent};
 
 /// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
 pub const MAX_RECORDED_PODS: usize = 2000;

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::pod_state::{annotation, has_unavailable_label};
+use kruise_core::pod_state::{annotation, has_unavailable_label};
 
 /// True when the update may cause unavailability: the spec changed, or an unavailable label was added.
 /// Label, annotation and status changes alone do not count.

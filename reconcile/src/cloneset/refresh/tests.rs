@@ -1,5 +1,5 @@
 use super::*;
-use crate::cloneset::testing::cloneset;
+use crate::cloneset::testing::{self, cloneset};
 use crate::pods::fixtures::{labelled, now, pod};
 use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
 use kruise_api::apps_v1beta1::CloneSet;
@@ -7,22 +7,7 @@ use kruise_api::common::{IN_PLACE_UPDATE_STATE_KEY, LIFECYCLE_STATE_KEY, Lifecyc
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord};
 
 fn ctx(cs: &CloneSet) -> Ctx<'_> {
-    Ctx {
-        cs,
-        params: Default::default(),
-        pods: vec![],
-        pvcs: vec![],
-        current_name: "demo-1",
-        update_name: "demo-2",
-        current_template: Default::default(),
-        update_template: Default::default(),
-        revisions: &[],
-        now: now(),
-        options: Default::default(),
-        pods_to_delete: Default::default(),
-        views: Vec::new(),
-        by_address: Vec::new(),
-    }
+    testing::ctx(cs, vec![])
 }
 
 fn annotated(mut p: PodRecord, key: &str, value: String) -> PodRecord {

@@ -1,27 +1,17 @@
 use super::*;
 use crate::cloneset::arithmetic::Params;
 use crate::cloneset::pod_template::seeded_ids;
-use crate::cloneset::testing::cloneset;
-use crate::pods::fixtures::{now, pod, unready};
+use crate::cloneset::testing::{self, cloneset};
+use crate::pods::fixtures::{pod, unready};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps_v1beta1::CloneSet;
 
 fn ctx<'a>(cs: &'a CloneSet, pods: &[&'a PodRecord]) -> Ctx<'a> {
     Ctx {
-        cs,
         params: Params::resolve(cs, false, false).unwrap(),
-        pods: pods.to_vec(),
-        pvcs: vec![],
-        current_name: "demo-1",
-        update_name: "demo-2",
         current_template: cs.spec.template.clone(),
         update_template: cs.spec.template.clone(),
-        revisions: &[],
-        now: now(),
-        options: Default::default(),
-        pods_to_delete: Default::default(),
-        views: Vec::new(),
-        by_address: Vec::new(),
+        ..testing::ctx(cs, pods.to_vec())
     }
 }
 

@@ -1,6 +1,6 @@
 use super::*;
 use crate::cloneset::arithmetic::Params;
-use crate::cloneset::testing::cloneset;
+use crate::cloneset::testing::{self, cloneset};
 use crate::pods::fixtures::{labelled, now, pod, unready};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::PodRecord;
@@ -9,20 +9,8 @@ use kruise_api::common::LIFECYCLE_STATE_KEY;
 
 fn run(cs: &CloneSet, pods: &[PodRecord]) -> (CloneSetStatus, Option<Duration>) {
     let ctx = Ctx {
-        cs,
         params: Params::resolve(cs, false, false).unwrap(),
-        pods: pods.iter().collect(),
-        pvcs: vec![],
-        current_name: "demo-1",
-        update_name: "demo-2",
-        current_template: Default::default(),
-        update_template: Default::default(),
-        revisions: &[],
-        now: now(),
-        options: Default::default(),
-        pods_to_delete: Default::default(),
-        views: Vec::new(),
-        by_address: Vec::new(),
+        ..testing::ctx(cs, pods.iter().collect())
     };
     compute(&ctx, None, None, None)
 }

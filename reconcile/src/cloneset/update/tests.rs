@@ -1,27 +1,12 @@
 use super::*;
-use crate::cloneset::testing::cloneset;
-use crate::pods::fixtures::{labelled, now, pod, unready};
+use crate::cloneset::testing::{self, cloneset};
+use crate::pods::fixtures::{labelled, pod, unready};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kruise_api::apps_v1beta1::{CloneSet, RollingUpdateCloneSetStrategy};
 use kruise_api::common::{UpdatePriorityOrderTerm, UpdatePriorityWeightTerm, UpdateScatterTerm};
 
 fn ctx<'a>(cs: &'a CloneSet, pods: &[&'a PodRecord]) -> Ctx<'a> {
-    Ctx {
-        cs,
-        params: Default::default(),
-        pods: pods.to_vec(),
-        pvcs: vec![],
-        current_name: "demo-1",
-        update_name: "demo-2",
-        current_template: Default::default(),
-        update_template: Default::default(),
-        revisions: &[],
-        now: now(),
-        options: Default::default(),
-        pods_to_delete: Default::default(),
-        views: Vec::new(),
-        by_address: Vec::new(),
-    }
+    testing::ctx(cs, pods.to_vec())
 }
 
 fn with_strategy(ru: RollingUpdateCloneSetStrategy) -> CloneSet {

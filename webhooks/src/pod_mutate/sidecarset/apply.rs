@@ -2,8 +2,7 @@
 //! the lists
 //! injection owns and writing nothing that is already there.
 
-use std::collections::{HashMap, HashSet};
-
+use foldhash::{HashMap, HashSet, HashSetExt};
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 

@@ -3,8 +3,7 @@
 //! with the env vars their `subPathExpr` needs, `transferEnv`, and hot-upgrade pairs. Reads only the raw
 //! fields it needs from the pod.
 
-use std::collections::HashSet;
-
+use foldhash::HashSet;
 use serde_json::{Map, Value, json};
 
 use super::{

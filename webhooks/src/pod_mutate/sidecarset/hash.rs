@@ -18,7 +18,8 @@ pub(crate) fn sidecar_set_hashes(spec: &SidecarSetSpec) -> (String, String) {
 /// Go's json.Marshal HTML-escapes; these characters only occur inside strings, so a textual replacement of
 /// serde's output is exact.
 pub(crate) fn go_escape(s: String) -> String {
-    if !s.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+    // A byte scan (U+2028 and U+2029 both begin with the byte 0xE2 in UTF-8) rules out most strings.
+    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
         return s;
     }
     s.replace('<', "\\u003c")
@@ -35,6 +36,17 @@ mod tests {
 
     fn spec(v: Value) -> SidecarSetSpec {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn go_escape_escapes_what_go_html_escapes_and_nothing_else() {
+        // '€' also begins with the byte 0xE2 and stays as it is.
+        let s = "<a href=\"x&y\">\u{2028}\u{2029} caf\u{e9} 5\u{20ac}</a>";
+        assert_eq!(
+            go_escape(s.to_string()),
+            "\\u003ca href=\"x\\u0026y\"\\u003e\\u2028\\u2029 caf\u{e9} 5\u{20ac}\\u003c/a\\u003e"
+        );
+        assert_eq!(go_escape("plain €".to_string()), "plain €");
     }
 
     // Expected values from OpenKruise's pkg/control/sidecarcontrol/hash_test.go.

@@ -14,7 +14,8 @@
 //! recorded on pods). SidecarSets with `injectionStrategy.paused`, or a `null` / empty selector, never inject
 //! and are left out.
 
-use std::{collections::HashMap, sync::Arc};
+use foldhash::HashMap;
+use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::{apis::meta::v1::LabelSelector, util::intstr::IntOrString};
 use kruise_api::apps_v1beta1::{

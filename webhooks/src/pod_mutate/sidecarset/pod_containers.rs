@@ -7,7 +7,7 @@ use std::cell::OnceCell;
 use serde_json::Value;
 
 /// The env var marking a container as injected.
-pub(crate) const IS_INJECTED: &str = "IS_INJECTED";
+pub(crate) use kruise_core::names::SIDECAR_INJECTED_ENV as IS_INJECTED;
 
 pub(crate) fn str_field<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)

@@ -32,8 +32,7 @@
 mod calc;
 mod quantity;
 
-use std::collections::HashSet;
-
+use foldhash::HashSet;
 use kruise_api::apps_v1beta1::{ResourcesPolicy, TargetContainersModeType};
 use regex::Regex;
 use serde_json::{Map, Value};

@@ -1,21 +1,22 @@
-//! Is a pod available right now? OpenKruise's PUB notions of "ready" and "state consistent" (kubelet has
-//! caught up with the spec after an in-place update).
+//! Is a pod available right now? OpenKruise's PodUnavailableBudget notions of "ready" and "state
+//! consistent" (kubelet has caught up with the spec after an in-place update), as
+//! `pkg/control/pubcontrol/pub_control.go` (`IsPodReady`, `IsPodStateConsistent`) decides them. The
+//! admission webhook and the PUB status planner both ask.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kruise_api::PodRecord;
+use kruise_api::{
+    PodRecord,
+    common::{IN_PLACE_UPDATE_GRACE_KEY as INPLACE_GRACE, IN_PLACE_UPDATE_STATE_KEY as INPLACE_STATE},
+    policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX,
+};
 use serde::Deserialize;
 
-/// Prefix of labels that make a pod count as unavailable.
-pub(crate) const UNAVAILABLE_LABEL_PREFIX: &str = kruise_api::policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX;
+use crate::names::{SIDECAR_INJECTED_ENV, SIDECARSET_INJECTED_LIST_ANNOTATION};
 
-const SIDECARSET_LIST: &str = "kruise.io/sidecarset-injected-list";
 const SIDECARSET_INPLACE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
-const SIDECAR_ENV: &str = "IS_INJECTED";
-use kruise_api::common::IN_PLACE_UPDATE_STATE_KEY as INPLACE_STATE;
 const INPLACE_STATE_OLD: &str = "inplace-update-state";
-use kruise_api::common::IN_PLACE_UPDATE_GRACE_KEY as INPLACE_GRACE;
 const INPLACE_GRACE_OLD: &str = "inplace-update-grace";
 const RUNTIME_META: &str = "apps.kruise.io/runtime-containers-meta";
 
@@ -23,12 +24,13 @@ fn annotations(meta: &ObjectMeta) -> Option<&BTreeMap<String, String>> {
     meta.annotations.as_ref()
 }
 
-pub(crate) fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
+/// The annotation `key` of an object.
+pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
     annotations(meta).and_then(|a| a.get(key)).map(String::as_str)
 }
 
 /// True when a label key starts with `unavailable-pod.kruise.io/`.
-pub(crate) fn has_unavailable_label(meta: &ObjectMeta) -> bool {
+pub fn has_unavailable_label(meta: &ObjectMeta) -> bool {
     meta.labels
         .as_ref()
         .is_some_and(|l| l.keys().any(|k| k.starts_with(UNAVAILABLE_LABEL_PREFIX)))
@@ -47,10 +49,10 @@ pub fn is_ready(pod: &PodRecord) -> bool {
 
 /// A parsed image reference: repository name, tag and digest (either may be empty).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct ImageRef<'a> {
-    pub repo: &'a str,
-    pub tag: &'a str,
-    pub digest: &'a str,
+struct ImageRef<'a> {
+    repo: &'a str,
+    tag: &'a str,
+    digest: &'a str,
 }
 
 fn valid_digest(digest: &str) -> bool {
@@ -87,7 +89,7 @@ fn valid_name(name: &str) -> bool {
 
 /// Parses `name[:tag][@digest]` like the distribution reference parser (no normalisation: `busybox`
 /// stays `busybox`). `None` when it is not a valid reference.
-pub(crate) fn parse_image(image: &str) -> Option<ImageRef<'_>> {
+fn parse_image(image: &str) -> Option<ImageRef<'_>> {
     let (rest, digest) = match image.split_once('@') {
         Some((rest, digest)) => (rest, digest),
         None => (image, ""),
@@ -106,7 +108,7 @@ pub(crate) fn parse_image(image: &str) -> Option<ImageRef<'_>> {
 }
 
 /// True when the image is pinned by digest (`…@sha256:…`).
-pub(crate) fn is_digest(image: &str) -> bool {
+fn is_digest(image: &str) -> bool {
     parse_image(image).is_some_and(|r| !r.digest.is_empty())
 }
 
@@ -198,7 +200,7 @@ pub fn is_state_consistent(pod: &PodRecord) -> bool {
 /// Injected sidecars (env `IS_INJECTED=true`) of the SidecarSets listed on the pod have left the image
 /// they had before their last in-place upgrade.
 fn sidecars_consistent(pod: &PodRecord) -> bool {
-    let sets: BTreeSet<&str> = annotation(&pod.metadata, SIDECARSET_LIST)
+    let sets: BTreeSet<&str> = annotation(&pod.metadata, SIDECARSET_INJECTED_LIST_ANNOTATION)
         .filter(|v| !v.is_empty())
         .map(|v| v.split(',').collect())
         .unwrap_or_default();
@@ -213,7 +215,7 @@ fn sidecars_consistent(pod: &PodRecord) -> bool {
             c.env
                 .iter()
                 .flatten()
-                .find(|e| e.name == SIDECAR_ENV)
+                .find(|e| e.name == SIDECAR_INJECTED_ENV)
                 .and_then(|e| e.value.as_deref())
                 == Some("true")
         })
