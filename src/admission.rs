@@ -2,6 +2,8 @@
 //! status writes the decision depends on → encode. The HTTPS server and `kruise admit` both call
 //! [`Admission::answer`], so they give identical answers for the same review and state.
 
+pub mod width;
+
 use std::{sync::RwLock, time::Instant};
 
 use kruise_core::{MemoryView, StatusWrite};
@@ -26,6 +28,18 @@ pub struct Admission {
     pub settings: Settings,
 }
 
+/// Why a body was not decided (the server answers 400).
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error(transparent)]
+    Review(#[from] ReviewError),
+    #[error("request {which} is too wide: {reason}")]
+    TooWide {
+        which: &'static str,
+        reason: width::TooWide,
+    },
+}
+
 /// A decided review, with what the caller needs for logs and metrics.
 pub struct Answer {
     pub request: AdmissionRequest,
@@ -45,12 +59,17 @@ impl Admission {
 
     /// Decodes `body`, decides it with `webhook` and encodes the answer. `Err` only when the body is not
     /// a usable AdmissionReview (the caller answers 400).
-    pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, ReviewError> {
+    pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, AnswerError> {
         let started = Instant::now();
         let Review {
             api_version,
             mut request,
         } = Review::parse(body)?;
+        for (which, object) in [("object", &request.object), ("oldObject", &request.old_object)] {
+            if let Some(object) = object {
+                width::check(object).map_err(|reason| AnswerError::TooWide { which, reason })?;
+            }
+        }
         let decision = match &self.state {
             StateSource::Memory(lock) => self.decide_in_memory(lock, webhook, &mut request),
             StateSource::Cluster(cache) => self.decide_in_cluster(cache, webhook, &mut request).await,

@@ -91,6 +91,8 @@ impl CertManager {
             CertStore::External(dir) => {
                 let files = kruise_certs::dir::read_serving(dir)?;
                 kruise_certs::check_pair(&files.cert_pem, &files.key_pem)?;
+                // Someone else rotates it: an expired or not yet valid one is refused like a broken pair.
+                kruise_certs::inspect(&files.cert_pem)?.check_valid_at("serving certificate", now)?;
                 (files.cert_pem, files.key_pem, None)
             }
             CertStore::Secret(secret) => {

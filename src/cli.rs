@@ -1,8 +1,8 @@
 //! Command line: `kruise serve`, `kruise admit`, `kruise crds`, `kruise playground`.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches as _, Parser, Subcommand, ValueEnum};
 use kruise_core::{FeatureGates, Settings, feature_gates::Gate};
 
 /// OpenKruise-compatible admission webhooks and controllers.
@@ -27,7 +27,7 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the admission webhooks over HTTPS (standalone with --objects, else in a cluster).
-    Serve(ServeArgs),
+    Serve(ServeCommand),
     /// Answer AdmissionReviews offline, or print a manifest as it would be admitted (-f).
     Admit(AdmitArgs),
     /// Print the CustomResourceDefinitions of kruise-rs as YAML.
@@ -68,7 +68,62 @@ pub enum CertMode {
     External,
 }
 
-/// `kruise serve`.
+/// `kruise serve`: what to serve, and the webhook port's limits.
+#[derive(Clone, Debug, Args)]
+pub struct ServeCommand {
+    #[command(flatten)]
+    pub args: ServeArgs,
+    #[command(flatten)]
+    pub limits: ServingLimits,
+}
+
+/// Limits and timeouts of the webhook port. The timeouts fit kube-apiserver's webhook timeout (10 s by
+/// default, 30 s at most): a request that cannot be answered within it is dropped early.
+#[derive(Clone, Debug, Args)]
+pub struct ServingLimits {
+    /// Open connections on the webhook port at most; one more is closed at once.
+    #[arg(long, default_value_t = 1024)]
+    pub max_connections: usize,
+    /// Requests handled at once at most (body reads included); one more is answered 503 at once.
+    #[arg(long, default_value_t = 256)]
+    pub max_concurrent_requests: usize,
+    /// Seconds to complete a TLS handshake.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub handshake_timeout: Duration,
+    /// Seconds from the first byte of an HTTP/1.1 request to its complete header.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub header_read_timeout: Duration,
+    /// Seconds to receive a request body once its header is in; 408 after that.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub body_read_timeout: Duration,
+    /// Seconds a connection may go without a request before it is closed.
+    #[arg(long, value_name = "SECONDS", default_value = "90", value_parser = seconds)]
+    pub idle_timeout: Duration,
+    /// Seconds in-flight and arriving requests get after SIGTERM before the process exits. The
+    /// Deployment's terminationGracePeriodSeconds covers its preStop pause plus this.
+    #[arg(long, value_name = "SECONDS", default_value = "12", value_parser = seconds)]
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServingLimits {
+    /// The flags' defaults.
+    fn default() -> Self {
+        ServingLimits::augment_args(clap::Command::new("serve"))
+            .try_get_matches_from(["serve"])
+            .and_then(|matches| ServingLimits::from_arg_matches(&matches))
+            .expect("the defaults parse")
+    }
+}
+
+/// A duration in seconds (`10`, `0.5`).
+fn seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|e| format!("{text:?} is not a number of seconds: {e}"))?;
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+/// `kruise serve`'s arguments but the limits.
 #[derive(Clone, Debug, Args)]
 pub struct ServeArgs {
     /// HTTPS port of the webhooks.

@@ -18,7 +18,7 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
-        Command::Serve(args) => server::run(args).await,
+        Command::Serve(serve) => server::run(serve.args, serve.limits).await,
         Command::Admit(args) => return admit::run(&args).await,
         Command::Playground(args) => kruise_rs::playground::run(&args).await,
         Command::Crds => {

@@ -1,5 +1,6 @@
 //! `kruise serve`: the webhooks over HTTPS, metrics and probes over plain HTTP, graceful shutdown.
 
+pub mod connections;
 pub mod events;
 pub mod health;
 pub mod metrics;
@@ -12,7 +13,6 @@ use std::future::IntoFuture as _;
 
 use anyhow::Context as _;
 use axum::{Router, http::StatusCode, response::IntoResponse, routing::get};
-use axum_server::{Handle, accept::NoDelayAcceptor, tls_rustls::RustlsAcceptor};
 use kruise_certs::CertConfig;
 use kruise_webhooks::MemoryView;
 use time::OffsetDateTime;
@@ -20,15 +20,12 @@ use time::OffsetDateTime;
 use crate::{
     admission::{Admission, StateSource},
     certificates::{CertManager, CertStore},
-    cli::{CertMode, ServeArgs},
+    cli::{CertMode, ServeArgs, ServingLimits},
     cluster::{CaBundlePublisher, CertSecret, ClusterCache, LeaderElector},
     controllers, objects,
 };
 use health::Readiness;
 use metrics::Metrics;
-
-/// How long in-flight reviews may take to finish after SIGTERM.
-pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
 
 /// Shared by every request.
 pub struct App {
@@ -37,6 +34,8 @@ pub struct App {
     pub readiness: Arc<Readiness>,
     /// Where decisions' events go.
     pub events: events::EventSink,
+    /// Bounds on each request.
+    pub requests: router::RequestLimits,
 }
 
 /// A started server.
@@ -45,8 +44,8 @@ pub struct Running {
     pub webhook_addr: SocketAddr,
     /// Where /metrics, /healthz and /readyz listen.
     pub metrics_addr: SocketAddr,
-    /// Triggers graceful shutdown.
-    pub handle: Handle<SocketAddr>,
+    /// Starts the drain of the webhook port.
+    pub shutdown: connections::Shutdown,
     /// Ends when the webhook server has stopped.
     pub done: tokio::task::JoinHandle<std::io::Result<()>>,
     /// The shared state (tests read metrics and certificates through it).
@@ -62,8 +61,14 @@ impl Running {
         for task in &self.background {
             task.abort();
         }
-        self.handle.graceful_shutdown(Some(grace));
+        self.drain(grace);
         let _ = self.done.await;
+    }
+
+    /// Reports unready, then drains the webhook port: requests that arrive within `grace` are answered.
+    pub fn drain(&self, grace: Duration) {
+        self.app.readiness.set_shutting_down();
+        self.shutdown.drain(grace);
     }
 }
 
@@ -75,6 +80,8 @@ pub struct Provided {
     pub client: Option<kube::Client>,
     /// An already bound webhook port (else `--bind-address`:`--port`).
     pub listener: Option<std::net::TcpListener>,
+    /// Limits and timeouts of the webhook port (`kruise serve`'s flags; their defaults otherwise).
+    pub limits: ServingLimits,
 }
 
 /// Certificate parameters from the command line.
@@ -151,40 +158,52 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         StateSource::Cluster(cache) => events::EventSink::cluster(cache.client().clone(), instance_name()),
         StateSource::Memory(_) => events::EventSink::Log,
     };
+    let limits = provided.limits;
     let app = Arc::new(App {
         admission,
         metrics,
         readiness,
         events,
+        requests: router::RequestLimits::new(&limits),
     });
     let metrics_listener = tokio::net::TcpListener::bind(args.metrics_addr)
         .await
         .with_context(|| format!("cannot listen on --metrics-addr {}", args.metrics_addr))?;
     let metrics_addr = metrics_listener.local_addr()?;
-    let handle = Handle::new();
     // The probes port lives as long as the process: it keeps answering while reviews drain.
     tokio::spawn(axum::serve(metrics_listener, probes_router(app.clone())).into_future());
 
     let addr = SocketAddr::new(args.bind_address, args.port);
-    let acceptor = RustlsAcceptor::new(rustls)
-        .handshake_timeout(Duration::from_secs(10))
-        .acceptor(NoDelayAcceptor::new());
-    let server = match provided.listener {
-        Some(listener) => axum_server::from_tcp(listener).context("the provided webhook listener")?,
-        None => axum_server::bind(addr),
+    let listener = match provided.listener {
+        Some(listener) => {
+            listener.set_nonblocking(true)?;
+            tokio::net::TcpListener::from_std(listener).context("the provided webhook listener")?
+        }
+        None => tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}"))?,
     };
-    let server = server.acceptor(acceptor).handle(handle.clone());
-    let router = router::router(app.clone());
-    let done = tokio::spawn(server.serve(router.into_make_service()));
-    let webhook_addr = handle
-        .listening()
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+    let webhook_addr = listener.local_addr()?;
+    let shutdown = connections::Shutdown::default();
+    let done = tokio::spawn(connections::serve(
+        listener,
+        rustls,
+        router::router(app.clone()),
+        connections::Limits {
+            max_connections: limits.max_connections,
+            handshake_timeout: limits.handshake_timeout,
+            header_read_timeout: limits.header_read_timeout,
+            idle_timeout: limits.idle_timeout,
+            ..connections::Limits::default()
+        },
+        app.metrics.clone(),
+        shutdown.clone(),
+    ));
     tracing::info!(%webhook_addr, %metrics_addr, standalone, "kruise webhook server listening");
     Ok(Running {
         webhook_addr,
         metrics_addr,
-        handle,
+        shutdown,
         done,
         app,
         certs,
@@ -291,15 +310,28 @@ pub fn probes_router(app: Arc<App>) -> Router {
         )
 }
 
-/// Runs until SIGTERM or Ctrl-C, then stops accepting and lets in-flight reviews finish.
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let running = start(args).await?;
-    let handle = running.handle.clone();
-    tokio::spawn(async move {
-        shutdown_signal().await;
-        tracing::info!("shutting down: finishing in-flight reviews");
-        handle.graceful_shutdown(Some(SHUTDOWN_GRACE));
-    });
+/// Runs until SIGTERM or Ctrl-C, then drains: unready first, in-flight and arriving reviews answered,
+/// keep-alive connections closed once idle, exit within `--shutdown-grace`.
+pub async fn run(args: ServeArgs, limits: ServingLimits) -> anyhow::Result<()> {
+    raise_open_files_limit(limits.max_connections);
+    let grace = limits.shutdown_grace;
+    let provided = Provided {
+        limits,
+        ..Provided::default()
+    };
+    let mut running = start_with(args, provided).await?;
+    tokio::select! {
+        () = shutdown_signal() => {}
+        ended = &mut running.done => {
+            ended.context("server task failed")?.context("server failed")?;
+            return Ok(());
+        }
+    }
+    tracing::info!(
+        grace_seconds = grace.as_secs_f64(),
+        "shutting down: draining webhook connections"
+    );
+    running.drain(grace);
     running
         .done
         .await
@@ -307,6 +339,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .context("server failed")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Raises the soft limit on open files to the hard limit: every connection is a file, and a low soft
+/// limit (often 1024, sometimes 256) would stall TLS handshakes long before `--max-connections`.
+fn raise_open_files_limit(max_connections: usize) {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) if limit < max_connections as u64 + 64 => tracing::warn!(
+            limit,
+            max_connections,
+            "the open files limit is below --max-connections; new connections will fail first"
+        ),
+        Ok(limit) => tracing::info!(limit, "open files limit"),
+        Err(e) => tracing::warn!(error = %e, "cannot raise the open files limit"),
+    }
 }
 
 async fn shutdown_signal() {

@@ -83,6 +83,28 @@ async fn symlink_swapped_certificates_are_served_and_broken_ones_are_not() {
         first_leaf
     );
 
+    // An expired pair (and a not yet valid one) is refused too; the old pair keeps serving.
+    let long_ago = OffsetDateTime::now_utc() - time::Duration::days(800);
+    let expired = generate(&config, long_ago).unwrap();
+    let future = generate(&config, OffsetDateTime::now_utc() + time::Duration::days(30)).unwrap();
+    for (version, stale) in [("v2e", &expired), ("v2f", &future)] {
+        publish(
+            dir.path(),
+            version,
+            &[
+                ("tls.crt", stale.leaf.cert_pem.as_str()),
+                ("tls.key", stale.leaf.key_pem.as_str()),
+                ("ca.crt", stale.ca_bundle_pem().as_str()),
+            ],
+        );
+        let err = server.certs.sync(OffsetDateTime::now_utc()).await.unwrap_err();
+        assert!(err.to_string().contains("is not valid at"), "{err}");
+        assert_eq!(
+            served_leaf(server.webhook_addr, &first.ca_bundle_pem()).await,
+            first_leaf
+        );
+    }
+
     // The complete new pair is picked up by the next sync.
     publish(
         dir.path(),

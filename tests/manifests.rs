@@ -17,6 +17,31 @@ fn webhook_configurations_match_the_registrations() {
 }
 
 #[test]
+fn the_termination_grace_period_covers_the_pre_stop_pause_and_the_drain() {
+    let text = std::fs::read_to_string(common::repo().join("manifests/deployment.yaml")).unwrap();
+    let deployment: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let pod = &deployment["spec"]["template"]["spec"];
+    let grace_period = pod["terminationGracePeriodSeconds"].as_u64().unwrap();
+    let pre_stop = pod["containers"][0]["lifecycle"]["preStop"]["sleep"]["seconds"]
+        .as_u64()
+        .unwrap();
+    let args = pod["containers"][0]["args"].as_array().unwrap();
+    assert!(
+        !args
+            .iter()
+            .any(|a| a.as_str().unwrap().starts_with("--shutdown-grace")),
+        "the default drain is assumed"
+    );
+    let drain = kruise_rs::cli::ServingLimits::default().shutdown_grace.as_secs();
+    // A few seconds to spare for the process to exit; no more, or a stuck pod lingers.
+    assert_eq!(
+        grace_period,
+        pre_stop + drain + 3,
+        "terminationGracePeriodSeconds"
+    );
+}
+
+#[test]
 fn webhook_configurations_follow_the_contract() {
     let validating =
         kruise_rs::registrations::validating_configuration("kruise-system", "kruise-webhook-service");

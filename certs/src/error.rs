@@ -35,6 +35,14 @@ pub enum CertError {
     /// rcgen or ring failed to generate or sign.
     #[error("certificate generation failed: {0}")]
     Generate(String),
+    /// The certificate is expired or not yet valid.
+    #[error("{what} is not valid at {now}: valid from {not_before} until {not_after}")]
+    NotValidNow {
+        what: String,
+        now: time::OffsetDateTime,
+        not_before: time::OffsetDateTime,
+        not_after: time::OffsetDateTime,
+    },
     /// Reading or writing the certificate directory failed.
     #[error("{op} {}: {source}", path.display())]
     Io {

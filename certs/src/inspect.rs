@@ -40,6 +40,19 @@ impl CertInfo {
         self.not_after - self.not_before
     }
 
+    /// `Ok` when `now` is within the validity period, else [`CertError::NotValidNow`].
+    pub fn check_valid_at(&self, what: &str, now: OffsetDateTime) -> Result<(), CertError> {
+        if now < self.not_before || now > self.not_after {
+            return Err(CertError::NotValidNow {
+                what: what.to_string(),
+                now,
+                not_before: self.not_before,
+                not_after: self.not_after,
+            });
+        }
+        Ok(())
+    }
+
     /// True when less than a third of the lifetime remains at `now` (or it has expired).
     pub fn in_last_third(&self, now: OffsetDateTime) -> bool {
         (self.not_after - now) * 3 < self.lifetime()
@@ -141,6 +154,28 @@ mod tests {
 
     use super::*;
     use crate::{CertConfig, generate};
+
+    #[test]
+    fn validity_is_checked_at_both_ends() {
+        let issued = datetime!(2026-01-01 00:00:00 UTC);
+        let leaf = generate(&CertConfig::for_service("s", "ns"), issued)
+            .unwrap()
+            .leaf;
+        let info = inspect(&leaf.cert_pem).unwrap();
+        assert!(info.check_valid_at("serving certificate", issued).is_ok());
+        for outside in [
+            info.not_before - time::Duration::SECOND,
+            info.not_after + time::Duration::SECOND,
+        ] {
+            let err = info.check_valid_at("serving certificate", outside).unwrap_err();
+            assert!(matches!(err, CertError::NotValidNow { .. }), "{err}");
+            assert!(
+                err.to_string()
+                    .starts_with("serving certificate is not valid at "),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn inspect_all_reads_a_bundle_and_errors_on_garbage() {

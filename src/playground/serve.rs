@@ -62,6 +62,7 @@ pub async fn start(
     let provided = Provided {
         client: Some(client),
         listener: Some(listener),
+        ..Provided::default()
     };
     let running = server::start_with(args(settings), provided)
         .await

@@ -1,4 +1,4 @@
-//! Readiness: certificates loaded and, in a cluster, caches synced.
+//! Readiness: certificates loaded and, in a cluster, caches synced; not while shutting down.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub struct Readiness {
     certs_loaded: AtomicBool,
     caches_synced: AtomicBool,
+    shutting_down: AtomicBool,
 }
 
 impl Readiness {
@@ -15,6 +16,7 @@ impl Readiness {
         Readiness {
             certs_loaded: AtomicBool::new(false),
             caches_synced: AtomicBool::new(!needs_caches),
+            shutting_down: AtomicBool::new(false),
         }
     }
 
@@ -28,8 +30,16 @@ impl Readiness {
         self.caches_synced.store(true, Ordering::Release);
     }
 
+    /// Shutdown has begun: unready for good, so endpoints stop routing here.
+    pub fn set_shutting_down(&self) {
+        self.shutting_down.store(true, Ordering::Release);
+    }
+
     /// `Ok` when ready, else what is missing.
     pub fn check(&self) -> Result<(), &'static str> {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return Err("shutting down");
+        }
         if !self.certs_loaded.load(Ordering::Acquire) {
             return Err("webhook certificates not loaded yet");
         }

@@ -93,6 +93,12 @@ pub struct Metrics {
     pub sidecarset_skipped: Family<SidecarSetLabels, Counter>,
     /// Objects the cluster cache skipped because they do not decode as their kind.
     pub objects_skipped: SkippedObjects,
+    /// Open connections on the webhook port.
+    pub open_connections: Gauge,
+    /// Connections closed at once because the connection limit was reached.
+    pub refused_connections: Counter,
+    /// Connections closed for a slow request header, an idle period or a failed TLS handshake.
+    pub timed_out_connections: Counter,
 }
 
 impl Default for Metrics {
@@ -159,8 +165,29 @@ impl Metrics {
             "Objects the cluster cache skipped because they do not decode as their kind",
             objects_skipped.clone(),
         );
+        let open_connections = Gauge::default();
+        registry.register(
+            "webhook_open_connections",
+            "Open connections on the webhook port",
+            open_connections.clone(),
+        );
+        let refused_connections = Counter::default();
+        registry.register(
+            "webhook_refused_connections",
+            "Connections closed at once because the connection limit was reached",
+            refused_connections.clone(),
+        );
+        let timed_out_connections = Counter::default();
+        registry.register(
+            "webhook_timed_out_connections",
+            "Connections closed for a slow TLS handshake or request header",
+            timed_out_connections.clone(),
+        );
         Metrics {
             registry,
+            open_connections,
+            refused_connections,
+            timed_out_connections,
             reviews,
             duration,
             rejected,

@@ -1,18 +1,22 @@
 //! The HTTPS router: one POST route per webhook path plus `/convert`; JSON errors for everything that
 //! is not a usable review.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     Json, Router,
-    body::Bytes,
-    extract::{DefaultBodyLimit, State, rejection::BytesRejection},
-    http::{HeaderMap, StatusCode, header},
+    body::{Body, Bytes},
+    extract::State,
+    http::{HeaderMap, Method, StatusCode, Uri, header},
     response::{IntoResponse, Response},
     routing::post,
 };
+use futures::StreamExt as _;
 use kruise_webhooks::Webhook;
 use serde_json::json;
+use tokio::sync::Semaphore;
+
+use crate::cli::ServingLimits;
 
 use super::{
     App,
@@ -22,6 +26,26 @@ use super::{
 /// Largest request body accepted: kube-apiserver can send ~7 MiB reviews (object + oldObject).
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
+/// Bounds on each request: a body-read timeout, and how many are handled at once.
+pub struct RequestLimits {
+    /// Time to receive a body once the header is in.
+    pub body_read_timeout: Duration,
+    /// One permit per request being handled; none left means 503 at once.
+    slots: Semaphore,
+    max_concurrent: usize,
+}
+
+impl RequestLimits {
+    /// The limits of `--body-read-timeout` and `--max-concurrent-requests`.
+    pub fn new(limits: &ServingLimits) -> Self {
+        RequestLimits {
+            body_read_timeout: limits.body_read_timeout,
+            slots: Semaphore::new(limits.max_concurrent_requests),
+            max_concurrent: limits.max_concurrent_requests,
+        }
+    }
+}
+
 /// The webhook router.
 pub fn router(app: Arc<App>) -> Router {
     let mut router = Router::new();
@@ -29,9 +53,7 @@ pub fn router(app: Arc<App>) -> Router {
         router = router.route(
             webhook.path(),
             post(
-                move |State(app): State<Arc<App>>,
-                      headers: HeaderMap,
-                      body: Result<Bytes, BytesRejection>| {
+                move |State(app): State<Arc<App>>, headers: HeaderMap, body: Body| {
                     review(app, webhook, headers, body)
                 },
             ),
@@ -47,7 +69,13 @@ pub fn router(app: Arc<App>) -> Router {
                 &format!("no webhook is served at {}", uri.path()),
             )
         })
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                &format!("{method} is not allowed on {}: send POST", uri.path()),
+            )
+        })
         .with_state(app)
 }
 
@@ -60,13 +88,8 @@ pub fn error(code: StatusCode, reason: &str, message: &str) -> Response {
     (code, Json(body)).into_response()
 }
 
-/// Checks the content type and the body; `Err` is the response to send.
-fn read_body(
-    app: &App,
-    path: &str,
-    headers: &HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Bytes, Box<Response>> {
+/// Checks the content type, takes a request slot and reads the body; `Err` is the response to send.
+async fn read_body(app: &App, path: &str, headers: &HeaderMap, body: Body) -> Result<Bytes, Box<Response>> {
     let reject = |code: StatusCode, reason: &str, message: &str| {
         app.metrics
             .rejected
@@ -75,7 +98,7 @@ fn read_body(
                 code: code.as_u16(),
             })
             .inc();
-        error(code, reason, message)
+        Box::new(error(code, reason, message))
     };
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -83,46 +106,134 @@ fn read_body(
         .unwrap_or("");
     let media_type = content_type.split(';').next().unwrap_or("").trim();
     if !media_type.eq_ignore_ascii_case("application/json") {
-        return Err(Box::new(reject(
+        return Err(reject(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
             &format!("content type {content_type:?} is not supported: send application/json"),
-        )));
+        ));
     }
     if headers
         .get(header::CONTENT_ENCODING)
         .is_some_and(|v| v != "identity")
     {
-        return Err(Box::new(reject(
+        return Err(reject(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
             "content encodings are not supported",
-        )));
+        ));
     }
-    body.map_err(|rejection| {
-        let status = rejection.status();
-        let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-            format!("request body is larger than {MAX_BODY_BYTES} bytes")
-        } else {
-            rejection.body_text()
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(declared) = declared.filter(|&n| n > MAX_BODY_BYTES as u64) {
+        return Err(reject(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestEntityTooLarge",
+            &format!("declared Content-Length {declared} is larger than {MAX_BODY_BYTES} bytes"),
+        ));
+    }
+    let timeout = app.requests.body_read_timeout;
+    match tokio::time::timeout(timeout, collect(body, declared)).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(BodyError::TooLarge)) => Err(reject(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "RequestEntityTooLarge",
+            &format!("request body is larger than {MAX_BODY_BYTES} bytes"),
+        )),
+        Ok(Err(BodyError::Failed(cause))) => Err(reject(
+            StatusCode::BAD_REQUEST,
+            "BadRequest",
+            &format!("cannot read the request body: {cause}"),
+        )),
+        Err(_) => Err(reject(
+            StatusCode::REQUEST_TIMEOUT,
+            "Timeout",
+            &format!("request body not received within {} s", timeout.as_secs_f64()),
+        )),
+    }
+}
+
+/// Why a body could not be read.
+enum BodyError {
+    TooLarge,
+    Failed(String),
+}
+
+/// The whole body, at most [`MAX_BODY_BYTES`].
+async fn collect(body: Body, declared: Option<u64>) -> Result<Bytes, BodyError> {
+    let mut stream = body.into_data_stream();
+    // Sized by what arrives, not by what is declared: a stalled upload holds only what it sent.
+    let mut buffer = Vec::with_capacity(declared.unwrap_or(0).min(64 * 1024) as usize);
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| BodyError::Failed(e.to_string()))?;
+        if buffer.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(BodyError::TooLarge);
+        }
+        buffer.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(buffer))
+}
+
+/// Bodies from this size on are decided on a blocking thread: a wide object takes long enough to
+/// decode and decide to delay every other review sharing its async worker.
+pub const LARGE_BODY_BYTES: usize = 256 * 1024;
+
+/// [`crate::admission::Admission::answer`], off the async workers for a large body.
+async fn decide(
+    app: &Arc<App>,
+    webhook: Webhook,
+    body: Bytes,
+) -> Result<crate::admission::Answer, crate::admission::AnswerError> {
+    if body.len() < LARGE_BODY_BYTES {
+        return app.admission.answer(webhook, &body).await;
+    }
+    let (app, runtime) = (app.clone(), tokio::runtime::Handle::current());
+    let blocking =
+        tokio::task::spawn_blocking(move || runtime.block_on(app.admission.answer(webhook, &body)));
+    match blocking.await {
+        Ok(answer) => answer,
+        // A panic in the decision: the same as one on the async worker.
+        Err(e) => std::panic::resume_unwind(e.into_panic()),
+    }
+}
+
+/// A request slot, or the 503 to answer when every slot is taken.
+fn take_slot<'a>(app: &'a App, path: &str) -> Result<tokio::sync::SemaphorePermit<'a>, Box<Response>> {
+    app.requests.slots.try_acquire().map_err(|_| {
+        let labels = RejectLabels {
+            path: path.into(),
+            code: 503,
         };
-        Box::new(reject(status, "RequestEntityTooLarge", &message))
+        app.metrics.rejected.get_or_create(&labels).inc();
+        tracing::warn!(
+            path,
+            limit = app.requests.max_concurrent,
+            "request limit reached; shedding"
+        );
+        Box::new(error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            &format!(
+                "{} requests are being handled; try again",
+                app.requests.max_concurrent
+            ),
+        ))
     })
 }
 
-async fn review(
-    app: Arc<App>,
-    webhook: Webhook,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
+async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body) -> Response {
     // No per-review span: its field bookkeeping ran on every review though few reviews log anything.
     // The log lines carry the fields themselves.
-    let body = match read_body(&app, webhook.path(), &headers, body) {
+    let _slot = match take_slot(&app, webhook.path()) {
+        Ok(slot) => slot,
+        Err(response) => return *response,
+    };
+    let body = match read_body(&app, webhook.path(), &headers, body).await {
         Ok(body) => body,
         Err(response) => return *response,
     };
-    let answer = match app.admission.answer(webhook, &body).await {
+    let answer = match decide(&app, webhook, body).await {
         Ok(answer) => answer,
         Err(e) => {
             let labels = RejectLabels {
@@ -193,12 +304,12 @@ async fn review(
     Json(answer.review).into_response()
 }
 
-async fn convert(
-    State(app): State<Arc<App>>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Response {
-    let body = match read_body(&app, "/convert", &headers, body) {
+async fn convert(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+    let _slot = match take_slot(&app, "/convert") {
+        Ok(slot) => slot,
+        Err(response) => return *response,
+    };
+    let body = match read_body(&app, "/convert", &headers, body).await {
         Ok(body) => body,
         Err(response) => return *response,
     };

@@ -1,0 +1,379 @@
+//! Bounded resources on the webhook port (the `kruise` binary, as deployed): stalled uploads, idle
+//! connections and slowloris headers at once leave a normal review answered promptly and memory
+//! bounded, and each is closed by its timeout; limits answer fast with JSON `Status` bodies.
+
+mod common;
+
+use std::{
+    net::SocketAddr,
+    process::{Child, Command, Stdio},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use rustls::pki_types::ServerName;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio_rustls::client::TlsStream;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A `kruise serve` child process, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    metrics: SocketAddr,
+    ca: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts the binary with `flags` (and a soft open-files limit of `soft_nofile`) and waits until it serves.
+    async fn start(flags: &[&str], soft_nofile: u32) -> Server {
+        common::init();
+        let dir = tempfile::tempdir().unwrap();
+        let (port, metrics) = (free_port(), free_port());
+        let command = format!("ulimit -Sn {soft_nofile} && exec \"$0\" \"$@\"",);
+        let child = Command::new("sh")
+            .args(["-c", &command, env!("CARGO_BIN_EXE_kruise"), "serve", "--objects"])
+            .arg(common::repo().join("examples/cluster"))
+            .arg("--cert-dir")
+            .arg(dir.path())
+            .args(["--bind-address", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--metrics-addr", &format!("127.0.0.1:{metrics}")])
+            .args(flags)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut server = Server {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            metrics: SocketAddr::from(([127, 0, 0, 1], metrics)),
+            ca: String::new(),
+            _dir: dir,
+        };
+        let started = Instant::now();
+        loop {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "server did not start"
+            );
+            if let Ok(ca) = std::fs::read_to_string(server._dir.path().join("ca.crt")) {
+                server.ca = ca;
+                if server.review().await.0 == 200 {
+                    return server;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// A normal review on a fresh connection: status and body.
+    async fn review(&self) -> (u16, Value) {
+        self.post(
+            "/validate-namespace",
+            common::review("delete-namespace-shop.json"),
+        )
+        .await
+    }
+
+    /// A POST of `body` to `path` on a fresh connection: status and body.
+    async fn post(&self, path: &str, body: Vec<u8>) -> (u16, Value) {
+        let client = common::client(&self.ca, self.addr);
+        let sent = client
+            .post(format!("https://localhost:{}{path}", self.addr.port()))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await;
+        match sent {
+            Ok(response) => (
+                response.status().as_u16(),
+                response.json().await.unwrap_or_default(),
+            ),
+            Err(_) => (0, Value::Null),
+        }
+    }
+
+    /// A TLS connection (HTTP/1.1).
+    async fn connect(&self) -> TlsStream<tokio::net::TcpStream> {
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(common::client_tls(&self.ca)));
+        let tcp = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+        connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .unwrap()
+    }
+
+    /// A metric's value from /metrics.
+    async fn metric(&self, name: &str) -> f64 {
+        let text = reqwest::get(format!("http://{}/metrics", self.metrics))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    }
+
+    /// Resident memory of the server, in MiB.
+    fn rss_mib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kib / 1024
+    }
+}
+
+/// Waits until `check` holds, failing after `limit`.
+async fn eventually<F: Future<Output = bool>>(what: &str, limit: Duration, mut check: impl FnMut() -> F) {
+    let since = Instant::now();
+    while !check().await {
+        assert!(since.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A review header declaring `length` bytes of body.
+fn head(length: usize) -> String {
+    format!(
+        "POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+         content-length: {length}\r\n\r\n"
+    )
+}
+
+/// Reads what the server sends until it closes (or 5 s pass).
+async fn read_until_closed(stream: &mut TlsStream<tokio::net::TcpStream>) -> String {
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_uploads_idle_connections_and_slowloris_leave_reviews_answered() {
+    let server = Server::start(
+        &[
+            "--header-read-timeout",
+            "2",
+            "--body-read-timeout",
+            "3",
+            "--idle-timeout",
+            "3",
+        ],
+        256,
+    )
+    .await;
+    // The soft limit of 256 was raised to the hard limit at start.
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.child.id())).unwrap();
+    let open_files: Vec<&str> = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(open_files[3], open_files[4], "soft = hard: {limits}");
+    let rss_at_start = server.rss_mib();
+
+    // 50 uploads that declare 4 MiB and stall after 64 KiB.
+    let mut stalled = Vec::new();
+    for _ in 0..50 {
+        let mut stream = server.connect().await;
+        stream.write_all(head(4 << 20).as_bytes()).await.unwrap();
+        stream.write_all(&vec![b' '; 64 << 10]).await.unwrap();
+        stalled.push(stream);
+    }
+    // 100 idle connections.
+    let mut idle = Vec::new();
+    for _ in 0..100 {
+        idle.push(server.connect().await);
+    }
+    // 50 slowloris connections: a header byte every 300 ms.
+    let mut slowloris = Vec::new();
+    for _ in 0..50 {
+        let mut stream = server.connect().await;
+        stream
+            .write_all(b"POST /validate-namespace HTTP/1.1\r\n")
+            .await
+            .unwrap();
+        slowloris.push(tokio::spawn(async move {
+            for _ in 0..40 {
+                if stream.write_all(b"x").await.is_err() || stream.flush().await.is_err() {
+                    return true; // Closed by the server.
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            false
+        }));
+    }
+    assert!(server.metric("kruise_webhook_open_connections").await >= 200.0);
+
+    let asked = Instant::now();
+    let (status, body) = server.review().await;
+    let took = asked.elapsed();
+    assert_eq!(status, 200);
+    assert_eq!(body["response"]["status"]["code"], 403);
+    assert!(took < Duration::from_secs(1), "a review took {took:?}");
+    let rss = server.rss_mib();
+    assert!(rss < 128, "RSS {rss} MiB ({rss_at_start} MiB at start)");
+
+    // Each is closed by its timeout: stalled bodies get 408, slowloris and idle connections are closed.
+    for stream in &mut stalled {
+        let answer = read_until_closed(stream).await;
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains(r#""reason":"Timeout""#), "{answer}");
+    }
+    for task in slowloris {
+        assert!(task.await.unwrap(), "a slowloris connection was not closed");
+    }
+    for stream in &mut idle {
+        assert_eq!(read_until_closed(stream).await, "");
+    }
+    eventually("connections closed", Duration::from_secs(5), || async {
+        server.metric("kruise_webhook_open_connections").await == 0.0
+    })
+    .await;
+    assert!(server.metric("kruise_webhook_timed_out_connections_total").await >= 50.0);
+    assert!(server.rss_mib() < 128);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_answer_at_once_with_json_status() {
+    let server = Server::start(
+        &[
+            "--max-connections",
+            "8",
+            "--max-concurrent-requests",
+            "2",
+            "--body-read-timeout",
+            "5",
+        ],
+        1024,
+    )
+    .await;
+    // Two requests waiting for their bodies hold both request slots: the next one is shed with 503.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = server.connect().await;
+        stream.write_all(head(1000).as_bytes()).await.unwrap();
+        stream.write_all(b"{").await.unwrap();
+        held.push(stream);
+    }
+    eventually("both slots taken", Duration::from_secs(5), || async {
+        let asked = Instant::now();
+        let (status, body) = server.review().await;
+        if status != 503 {
+            return false;
+        }
+        assert_eq!(body["kind"], "Status");
+        assert_eq!(body["reason"], "ServiceUnavailable");
+        assert!(asked.elapsed() < Duration::from_secs(1));
+        true
+    })
+    .await;
+    drop(held);
+    eventually("slots released", Duration::from_secs(5), || async {
+        server.review().await.0 == 200
+    })
+    .await;
+
+    // A declared length over 8 MiB is refused before any of the body is read.
+    let mut stream = server.connect().await;
+    stream.write_all(head(9 << 20).as_bytes()).await.unwrap();
+    let answer = read_until_closed(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("declared Content-Length 9437184"), "{answer}");
+
+    // 405 with a JSON Status.
+    let mut stream = server.connect().await;
+    stream
+        .write_all(b"GET /validate-namespace HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_until_closed(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    assert!(
+        answer.contains(r#""kind":"Status""#) && answer.contains("MethodNotAllowed"),
+        "{answer}"
+    );
+
+    // Over --max-connections, a connection is closed at once.
+    let mut open = Vec::new();
+    for _ in 0..8 {
+        open.push(server.connect().await);
+    }
+    eventually("8 connections open", Duration::from_secs(5), || async {
+        server.metric("kruise_webhook_open_connections").await == 8.0
+    })
+    .await;
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(common::client_tls(&server.ca)));
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let refused = tokio::time::timeout(
+        Duration::from_secs(2),
+        connector.connect(ServerName::try_from("localhost").unwrap(), tcp),
+    )
+    .await
+    .expect("refused at once, not left hanging");
+    assert!(refused.is_err());
+    assert_eq!(
+        server.metric("kruise_webhook_refused_connections_total").await,
+        1.0
+    );
+    drop(open);
+    eventually(
+        "a review once connections are free",
+        Duration::from_secs(5),
+        || async { server.review().await.0 == 200 },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wide_pods_are_refused_naming_the_limit_and_large_reviews_are_answered() {
+    let server = Server::start(&[], 1024).await;
+    let review: Value = serde_json::from_str(include_str!("../benches/data/pod-create-review.json")).unwrap();
+
+    // A large but ordinary pod (a 400 KiB annotation) is decided off the async workers, and answered.
+    let mut large = review.clone();
+    large["request"]["object"]["metadata"]["annotations"]["big"] = Value::String("x".repeat(400 << 10));
+    large["request"]["dryRun"] = Value::Bool(true);
+    let (status, body) = server
+        .post("/mutate-pod", serde_json::to_vec(&large).unwrap())
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["response"]["allowed"], true, "{body}");
+
+    // 5,000 containers: 400, naming the limit.
+    let mut wide = review;
+    let containers: Vec<Value> = (0..5000)
+        .map(|i| serde_json::json!({"name": format!("c{i}"), "image": "busybox"}))
+        .collect();
+    wide["request"]["object"]["spec"]["containers"] = Value::Array(containers);
+    let (status, body) = server
+        .post("/mutate-pod", serde_json::to_vec(&wide).unwrap())
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["kind"], "Status");
+    assert_eq!(
+        body["message"],
+        "request object is too wide: spec has 5000 containers (all kinds); at most 1000 are accepted"
+    );
+}
