@@ -20,6 +20,10 @@ pub const CONTAINER_PRIORITY_ENV: &str = "KRUISE_CONTAINER_PRIORITY";
 
 /// Pod annotation listing the SidecarSets injected into the pod, sorted, comma-separated (OpenKruise
 /// `pkg/control/sidecarcontrol` `SidecarSetListAnnotation`).
+/// A SidecarSet's hash: on the SidecarSet, and on pods as the per-SidecarSet records.
+pub const SIDECARSET_HASH_ANNOTATION: &str = "kruise.io/sidecarset-hash";
+/// The same hash computed without images (only image changes can be applied in place).
+pub const SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION: &str = "kruise.io/sidecarset-hash-without-image";
 pub const SIDECARSET_INJECTED_LIST_ANNOTATION: &str = "kruise.io/sidecarset-injected-list";
 /// Environment variable marking a container as an injected sidecar (value `true`).
 pub const SIDECAR_INJECTED_ENV: &str = "IS_INJECTED";

@@ -7,7 +7,7 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{SidecarContainerUpgradeType, SidecarSet};
 use kruise_core::selector::selects_non_empty;
 use kruise_webhooks::pod_mutate::sidecarset::{
-    SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, SIDECARSET_INJECTED_LIST,
+    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, SIDECARSET_INJECTED_LIST,
     SIDECARSET_WORKING_HOTUPGRADE_CONTAINER, read_records,
 };
 
@@ -54,8 +54,8 @@ impl SetFacts {
                 .cloned()
         };
         let (hash, hash_without_image) = match (
-            annotation(SIDECARSET_HASH),
-            annotation(SIDECARSET_HASH_WITHOUT_IMAGE),
+            annotation(SIDECARSET_HASH_ANNOTATION),
+            annotation(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
         ) {
             (Some(h), Some(w)) => (h, w),
             _ => kruise_webhooks::crd::gojson::sidecarset_hashes(
@@ -117,7 +117,7 @@ fn recorded_hash(pod: &PodRecord, key: &str, name: &str) -> String {
 
 /// The pod's `controllerRevision` record for SidecarSet `name` (`""` without one).
 pub fn recorded_revision(pod: &PodRecord, name: &str) -> String {
-    read_records(pods::annotation(pod, SIDECARSET_HASH))
+    read_records(pods::annotation(pod, SIDECARSET_HASH_ANNOTATION))
         .ok()
         .and_then(|mut records| records.remove(name))
         .map(|r| r.controller_revision)
@@ -171,13 +171,13 @@ pub fn is_matched(set: &SidecarSet, facts: &SetFacts, pod: &PodRecord) -> bool {
 
 /// A.4 "updated": the pod records the SidecarSet's latest hash.
 pub fn is_updated(facts: &SetFacts, pod: &PodRecord) -> bool {
-    recorded_hash(pod, SIDECARSET_HASH, &facts.name) == facts.hash
+    recorded_hash(pod, SIDECARSET_HASH_ANNOTATION, &facts.name) == facts.hash
 }
 
 /// A.4 "upgradable": only images changed since the pod was injected (its without-image hash is the
 /// SidecarSet's), so the change can be applied in place.
 pub fn is_upgradable(facts: &SetFacts, pod: &PodRecord) -> bool {
-    recorded_hash(pod, SIDECARSET_HASH_WITHOUT_IMAGE, &facts.name) == facts.hash_without_image
+    recorded_hash(pod, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, &facts.name) == facts.hash_without_image
 }
 
 /// A.4 "in flight": a sidecar container is ready but kubelet has not yet run its new image.

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_webhooks::pod_mutate::sidecarset::{
-    SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, UpgradeSpec, read_records, write_records,
+    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, UpgradeSpec, read_records,
+    write_records,
 };
 use serde_json::{Map, Value, json};
 
@@ -55,7 +56,7 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let now = rfc3339(cx.now);
-    let raw_hash = pods::annotation(pod, SIDECARSET_HASH);
+    let raw_hash = pods::annotation(pod, SIDECARSET_HASH_ANNOTATION);
     let mut records = read_records(raw_hash).unwrap_or_default();
     records.insert(
         facts.name.clone(),
@@ -67,12 +68,16 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
             controller_revision: cx.latest_revision.to_string(),
         },
     );
-    annotations.insert(SIDECARSET_HASH.into(), Value::String(write_records(&records)));
+    annotations.insert(
+        SIDECARSET_HASH_ANNOTATION.into(),
+        Value::String(write_records(&records)),
+    );
     // The legacy `{name: hash}` form is converted in both records (A.2).
     if raw_hash.is_some_and(|raw| serde_json::from_str::<BTreeMap<String, String>>(raw).is_ok()) {
-        let without = read_records(pods::annotation(pod, SIDECARSET_HASH_WITHOUT_IMAGE)).unwrap_or_default();
+        let without =
+            read_records(pods::annotation(pod, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION)).unwrap_or_default();
         annotations.insert(
-            SIDECARSET_HASH_WITHOUT_IMAGE.into(),
+            SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION.into(),
             Value::String(write_records(&without)),
         );
     }

@@ -54,11 +54,6 @@ use injection::validate_injection_strategy;
 use patch_metadata::validate_patch_pod_metadata;
 use update_strategy::validate_update_strategy;
 
-/// `kruise.io/sidecarset-hash`.
-pub const HASH_ANNOTATION: &str = "kruise.io/sidecarset-hash";
-
-/// `kruise.io/sidecarset-hash-without-image`.
-pub const HASH_WITHOUT_IMAGE_ANNOTATION: &str = "kruise.io/sidecarset-hash-without-image";
 const GROUP: &str = "apps.kruise.io";
 const KIND: &str = "SidecarSet";
 

@@ -58,7 +58,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use serde_json::{Map, Value};
 
 pub use index::{
-    DEFAULT_REVISION_NAMESPACE, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE, SidecarSetIndex,
+    DEFAULT_REVISION_NAMESPACE, SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
+    SidecarSetIndex,
 };
 
 use self::{
@@ -160,8 +161,8 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
             ))
         })
     };
-    let mut hashes = records(SIDECARSET_HASH)?;
-    let mut hashes_without_image = records(SIDECARSET_HASH_WITHOUT_IMAGE)?;
+    let mut hashes = records(SIDECARSET_HASH_ANNOTATION)?;
+    let mut hashes_without_image = records(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION)?;
     let mut working: BTreeMap<String, String> = annotations
         .get(SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)
         .and_then(|v| serde_json::from_str(v).ok())
@@ -294,9 +295,9 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         ops.extend(apply::merge_containers(&target, "containers", sidecars));
         ops.extend(apply::merge_volumes(&target, volumes));
         ops.extend(apply::merge_secrets(&target, secrets));
-        annotations.set(SIDECARSET_HASH, metadata::write_upgrade_specs(&hashes));
+        annotations.set(SIDECARSET_HASH_ANNOTATION, metadata::write_upgrade_specs(&hashes));
         annotations.set(
-            SIDECARSET_HASH_WITHOUT_IMAGE,
+            SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
             metadata::write_upgrade_specs(&hashes_without_image),
         );
         let list: Vec<&str> = injected_list.iter().map(String::as_str).collect();

@@ -117,8 +117,8 @@ pub fn ops_json(ops: &[PatchOperation]) -> String {
 /// otherwise as written (field order included).
 pub fn normalise(pod: &mut Value) {
     for key in [
-        sidecarset::SIDECARSET_HASH,
-        sidecarset::SIDECARSET_HASH_WITHOUT_IMAGE,
+        sidecarset::SIDECARSET_HASH_ANNOTATION,
+        sidecarset::SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
     ] {
         let Some(value) = pod
             .pointer_mut("/metadata/annotations")

@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::{HASH_ANNOTATION, HASH_WITHOUT_IMAGE_ANNOTATION};
 use crate::crd::defaults::{Mutator, PullDefault, default_container, default_volumes, path};
+use kruise_core::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
 
 fn p(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| x.to_string()).collect()
@@ -52,10 +52,10 @@ pub fn apply_defaults(m: &mut Mutator) {
     }
     let null = Value::Null;
     let (hash, without_image) = crate::crd::gojson::sidecarset_hashes(m.doc.get("spec").unwrap_or(&null));
-    m.set_map_entry(&["metadata", "annotations"], HASH_ANNOTATION, &hash);
+    m.set_map_entry(&["metadata", "annotations"], SIDECARSET_HASH_ANNOTATION, &hash);
     m.set_map_entry(
         &["metadata", "annotations"],
-        HASH_WITHOUT_IMAGE_ANNOTATION,
+        SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
         &without_image,
     );
 }
@@ -84,11 +84,11 @@ mod tests {
         apply_defaults(&mut m);
         let a = &m.doc["metadata"]["annotations"];
         assert_eq!(
-            a[HASH_ANNOTATION],
+            a[SIDECARSET_HASH_ANNOTATION],
             "6wbd76bd7984x24fb4f44fv9222cw9v9bcf85x766744wddd4zwx927zzz2zb684"
         );
         assert_eq!(
-            a[HASH_WITHOUT_IMAGE_ANNOTATION],
+            a[SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION],
             "82684vwf9d4cb4wz4vffx4ddfbb47ww4z4wwxdbwb8w2zbb7zvf4524cdd49bv94"
         );
         assert_eq!(m.doc["spec"]["injectionStrategy"]["revision"]["policy"], "Always");

@@ -34,10 +34,7 @@ fn parse(selector: Option<&LabelSelector>) -> Selector {
     kruise_core::selector::Selector::parse(selector).into_owned()
 }
 
-/// The annotation holding a SidecarSet's hash (on the SidecarSet and, per SidecarSet, on pods).
-pub const SIDECARSET_HASH: &str = "kruise.io/sidecarset-hash";
-/// The annotation holding a SidecarSet's hash computed without images.
-pub const SIDECARSET_HASH_WITHOUT_IMAGE: &str = "kruise.io/sidecarset-hash-without-image";
+pub use kruise_core::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
 /// The namespace label every namespace carries.
 pub(crate) const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 /// Where OpenKruise keeps SidecarSet ControllerRevisions unless told otherwise.
@@ -263,8 +260,8 @@ fn prepare(set: Arc<SidecarSet>) -> Option<Entry> {
             .cloned()
     };
     let (hash, hash_without_image) = match (
-        annotation(SIDECARSET_HASH),
-        annotation(SIDECARSET_HASH_WITHOUT_IMAGE),
+        annotation(SIDECARSET_HASH_ANNOTATION),
+        annotation(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
     ) {
         (Some(h), Some(w)) => (h, w),
         (h, w) => {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::{
     clock,
     hash::sidecar_set_hashes,
-    index::{Entry, Partition, SIDECARSET_HASH, SIDECARSET_HASH_WITHOUT_IMAGE},
+    index::{Entry, Partition, SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION},
     plan::Plan,
 };
 use crate::view::ClusterView;
@@ -169,8 +169,8 @@ fn restore<'a>(entry: &'a Entry, revision: &ControllerRevision) -> Result<Resolv
             .cloned()
     };
     let (hash, hash_without_image) = match (
-        annotation(SIDECARSET_HASH),
-        annotation(SIDECARSET_HASH_WITHOUT_IMAGE),
+        annotation(SIDECARSET_HASH_ANNOTATION),
+        annotation(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
     ) {
         (Some(h), Some(w)) => (h, w),
         (h, w) => {
