@@ -8,7 +8,7 @@ use kruise_api::apps_v1beta1::{SidecarContainerUpgradeType, SidecarSet};
 use kruise_core::selector::selects_non_empty;
 use kruise_webhooks::pod_mutate::sidecarset::{
     SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, SIDECARSET_INJECTED_LIST,
-    SIDECARSET_WORKING_HOTUPGRADE_CONTAINER, read_records,
+    SIDECARSET_WORKING_HOTUPGRADE_CONTAINER, read_records, stamped_or_computed_hashes,
 };
 
 use crate::inplace::{self, InPlaceUpdateState};
@@ -45,23 +45,8 @@ pub struct SetFacts {
 impl SetFacts {
     /// The facts of `set`; hashes the SidecarSet webhook did not stamp are computed as it would.
     pub fn of(set: &SidecarSet) -> SetFacts {
-        let annotation = |key: &str| {
-            set.metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(key))
-                .filter(|v| !v.is_empty())
-                .cloned()
-        };
-        let (hash, hash_without_image) = match (
-            annotation(SIDECARSET_HASH_ANNOTATION),
-            annotation(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
-        ) {
-            (Some(h), Some(w)) => (h, w),
-            _ => kruise_webhooks::crd::gojson::sidecarset_hashes(
-                &serde_json::to_value(&set.spec).unwrap_or_default(),
-            ),
-        };
+        let (hash, hash_without_image) =
+            stamped_or_computed_hashes(set.metadata.annotations.as_ref(), &set.spec);
         let sidecars = set
             .spec
             .containers

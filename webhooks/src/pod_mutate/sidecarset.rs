@@ -76,6 +76,7 @@ pub use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_IN
 /// The pod annotation recording which container of each hot-upgrade pair is working.
 pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
 
+pub use hash::stamped_or_computed_hashes;
 pub use metadata::UpgradeSpec;
 
 /// A pod's `kruise.io/sidecarset-hash(-without-image)` records by SidecarSet name (the legacy

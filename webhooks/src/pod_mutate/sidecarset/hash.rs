@@ -6,13 +6,43 @@
 //! when the index is built, with the same Go encoding the SidecarSet webhook uses
 //! ([`crate::crd::gojson::sidecarset_hashes`]), over the spec as stored (not defaulted again).
 
+use std::collections::BTreeMap;
+
 use kruise_api::apps_v1beta1::SidecarSetSpec;
+use kruise_core::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
 use serde_json::Value;
 
 /// `(hash, hash without image)` of a SidecarSet spec, as OpenKruise computes them.
 pub(crate) fn sidecar_set_hashes(spec: &SidecarSetSpec) -> (String, String) {
     let spec = serde_json::to_value(spec).unwrap_or(Value::Null);
     crate::crd::gojson::sidecarset_hashes(&spec)
+}
+
+/// `(hash, hash without image)` of a SidecarSet (or of a revision of one): the values stamped in
+/// `annotations` where present and not empty, each missing one computed from `spec`.
+pub fn stamped_or_computed_hashes(
+    annotations: Option<&BTreeMap<String, String>>,
+    spec: &SidecarSetSpec,
+) -> (String, String) {
+    let stamped = |key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .filter(|v| !v.is_empty())
+            .cloned()
+    };
+    match (
+        stamped(SIDECARSET_HASH_ANNOTATION),
+        stamped(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
+    ) {
+        (Some(hash), Some(without_image)) => (hash, without_image),
+        (hash, without_image) => {
+            let (computed, computed_without_image) = sidecar_set_hashes(spec);
+            (
+                hash.unwrap_or(computed),
+                without_image.unwrap_or(computed_without_image),
+            )
+        }
+    }
 }
 
 /// Go's json.Marshal HTML-escapes; these characters only occur inside strings, so a textual replacement of
@@ -36,6 +66,35 @@ mod tests {
 
     fn spec(v: Value) -> SidecarSetSpec {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn stamped_hashes_win_and_a_missing_or_empty_one_is_computed() {
+        let s = spec(json!({"containers": [{"name": "c", "image": "i"}]}));
+        let (hash, without_image) = sidecar_set_hashes(&s);
+        let stamped = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let both = stamped(&[
+            (SIDECARSET_HASH_ANNOTATION, "h"),
+            (SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, "w"),
+        ]);
+        assert_eq!(
+            stamped_or_computed_hashes(Some(&both), &s),
+            ("h".into(), "w".into())
+        );
+        let one = stamped(&[
+            (SIDECARSET_HASH_ANNOTATION, "h"),
+            (SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, ""),
+        ]);
+        assert_eq!(
+            stamped_or_computed_hashes(Some(&one), &s),
+            ("h".into(), without_image.clone())
+        );
+        assert_eq!(stamped_or_computed_hashes(None, &s), (hash, without_image));
     }
 
     #[test]

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use kruise_core::selector::Requirement;
 
-use super::{hash::sidecar_set_hashes, plan::Plan};
+use super::{hash::stamped_or_computed_hashes, plan::Plan};
 
 /// A selector parsed once, kept with the SidecarSet.
 pub(crate) type Selector = kruise_core::selector::Selector<'static>;
@@ -259,16 +259,7 @@ fn prepare(set: Arc<SidecarSet>) -> Option<Entry> {
             .filter(|v| !v.is_empty())
             .cloned()
     };
-    let (hash, hash_without_image) = match (
-        annotation(SIDECARSET_HASH_ANNOTATION),
-        annotation(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
-    ) {
-        (Some(h), Some(w)) => (h, w),
-        (h, w) => {
-            let (ch, cw) = sidecar_set_hashes(spec);
-            (h.unwrap_or(ch), w.unwrap_or(cw))
-        }
-    };
+    let (hash, hash_without_image) = stamped_or_computed_hashes(annotations, spec);
     let canary_base = (annotation(SIDECARSET_CANARY_ANNOTATION).as_deref() == Some("true"))
         .then(|| annotation(SIDECARSET_BASE_ANNOTATION))
         .flatten();

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use super::{
     clock,
-    hash::sidecar_set_hashes,
-    index::{Entry, Partition, SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION},
+    hash::stamped_or_computed_hashes,
+    index::{Entry, Partition},
     plan::Plan,
 };
 use crate::view::ClusterView;
@@ -159,25 +159,8 @@ fn restore<'a>(entry: &'a Entry, revision: &ControllerRevision) -> Result<Resolv
     }
     let spec: SidecarSetSpec = serde_json::from_value(Value::Object(spec)).map_err(|e| e.to_string())?;
     let plan = Plan::new(&spec)?;
-    let annotation = |key: &str| {
-        revision
-            .metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get(key))
-            .filter(|v| !v.is_empty())
-            .cloned()
-    };
-    let (hash, hash_without_image) = match (
-        annotation(SIDECARSET_HASH_ANNOTATION),
-        annotation(SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION),
-    ) {
-        (Some(h), Some(w)) => (h, w),
-        (h, w) => {
-            let (ch, cw) = sidecar_set_hashes(&spec);
-            (h.unwrap_or(ch), w.unwrap_or(cw))
-        }
-    };
+    let (hash, hash_without_image) =
+        stamped_or_computed_hashes(revision.metadata.annotations.as_ref(), &spec);
     Ok(Resolved {
         entry,
         plan: Arc::new(plan),
