@@ -302,17 +302,10 @@ fn validate_reserve_ordinals(spec: &Value) -> ErrorList {
 /// `validateMaxUnavailableField`.
 fn validate_max_unavailable(mu: &Value, policy: &str, path: &Path) -> ErrorList {
     let mut errs = validate_positive_int_or_percent(mu, path);
+    // OpenKruise prints the resolved integer here (a shadowed variable), the struct below.
     match super::meta::int_or_percent_value(mu, 1, true) {
-        Err(e) => errs.push(invalid(
-            path,
-            go_int_or_string(Some(mu)),
-            format!("getValueFromIntOrPercent error: {e}"),
-        )),
-        Ok(v) if v < 1 => errs.push(invalid(
-            path,
-            go_int_or_string(Some(mu)),
-            "should not be less than 1",
-        )),
+        Err(e) => errs.push(invalid(path, 0, format!("getValueFromIntOrPercent error: {e}"))),
+        Ok(v) if v < 1 => errs.push(invalid(path, v, "should not be less than 1")),
         Ok(_) => {}
     }
     if policy != "Parallel" && mu.as_i64() != Some(1) {
