@@ -102,7 +102,7 @@ fn strip_nulls(v: &Value) -> Value {
     }
 }
 
-fn at<'a>(v: &'a Value, pointer: &str) -> Value {
+fn at(v: &Value, pointer: &str) -> Value {
     strip_nulls(v.pointer(pointer).unwrap_or(&Value::Null))
 }
 
