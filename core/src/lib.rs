@@ -16,7 +16,7 @@
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
-//! [`workload_spread`], [`settings`] and [`feature_gates`].
+//! [`sidecarset`], [`workload_spread`], [`settings`] and [`feature_gates`].
 
 pub mod decode;
 pub mod derived;
@@ -34,6 +34,7 @@ pub mod resource_version;
 pub mod selector;
 pub mod settings;
 pub mod shape;
+pub mod sidecarset;
 pub mod view;
 pub mod workload_spread;
 

@@ -10,6 +10,7 @@
 //! are not consistent and ready). Beyond OpenKruise: the `Progressing` status condition says why a
 //! rollout does not move, and upgrades in flight time out and are dropped with their pod.
 
+pub mod hot;
 pub mod pod_facts;
 pub mod revision;
 pub mod upgrade;
@@ -96,6 +97,8 @@ pub struct Plan {
     /// `SidecarSetUpgradable=False` patches for pods that cannot be upgraded in place.
     pub not_upgradable: Vec<(PodRef, serde_json::Value)>,
     pub upgrades: Vec<Upgrade>,
+    /// Hot-upgrade flips (idle twins back to the empty image), each conditional on the pod's resourceVersion.
+    pub flips: Vec<(PodRef, serde_json::Value)>,
     pub events: Vec<Event>,
     /// The upgrades in flight after this pass (the loop adds none: the planner already did).
     pub in_flight: InFlight,
@@ -176,11 +179,34 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
         status_changed: false,
         not_upgradable: Vec::new(),
         upgrades: Vec::new(),
+        flips: Vec::new(),
         events: Vec::new(),
         in_flight: observe(input, &facts, &matched),
         requeue_after: None,
     };
     let strategy = &set.spec.update_strategy;
+    let stopped = strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) || strategy.paused;
+    if out.in_flight.pods.is_empty() && !stopped && facts.has_hot_upgrade() {
+        for p in matched.iter().filter(|p| hot::is_due_flip(&facts, p)) {
+            if let Some(patch) = upgrade::flip_patch(&facts, p, input.now) {
+                out.flips.push((pod_ref(p), patch));
+            }
+        }
+    }
+    let flipped: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| {
+            out.flips
+                .iter()
+                .any(|(r, _)| r.uid == p.metadata.uid.clone().unwrap_or_default())
+        })
+        .collect();
+    let hot_waiting: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| hot::is_hot_upgrading(&facts, p))
+        .collect();
     let progress = if !out.in_flight.pods.is_empty() {
         out.requeue_after = Some(IN_FLIGHT_RECHECK);
         Progress::new(
@@ -189,6 +215,26 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
             format!(
                 "waiting for the cache to show {} upgraded pod(s)",
                 out.in_flight.pods.len()
+            ),
+        )
+    } else if !flipped.is_empty() {
+        // A.6 step 5: flips first, no upgrades this round.
+        out.requeue_after = Some(IN_FLIGHT_RECHECK);
+        Progress::new(
+            true,
+            "Updating",
+            format!(
+                "resetting the idle hot-upgrade twins of pod(s) {}",
+                names(&flipped)
+            ),
+        )
+    } else if status.updated_pods >= status.matched_pods && !hot_waiting.is_empty() {
+        Progress::new(
+            true,
+            "Updating",
+            format!(
+                "waiting for the new hot-upgrade twins of pod(s) {} to become consistent and ready",
+                names(&hot_waiting)
             ),
         )
     } else if status.updated_pods >= status.matched_pods {
@@ -217,12 +263,6 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
                 "updateStrategy.paused: {} pod(s) wait for the latest sidecars",
                 status.matched_pods - status.updated_pods
             ),
-        )
-    } else if facts.has_hot_upgrade() {
-        Progress::new(
-            false,
-            "HotUpgradeUnsupported",
-            "kruise-rs does not upgrade HotUpgrade sidecars yet; new pods get the latest".to_string(),
         )
     } else {
         choose(input, &facts, &matched, &mut out)?
@@ -351,14 +391,13 @@ fn choose(
         chosen.push(*p);
     }
 
-    let sidecar_list =
-        kruise_webhooks::pod_mutate::sidecarset::sidecar_list(&set.spec).map_err(PlanError::Spec)?;
+    let sidecar_list = kruise_core::sidecarset::sidecar_list(&set.spec);
     let latest_revision = input
         .latest_revision
         .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.as_deref()))
         .unwrap_or("");
     for p in &chosen {
-        let metadata = kruise_webhooks::pod_mutate::sidecarset::patch_pod_metadata(
+        let metadata = kruise_core::sidecarset::patch_pod_metadata(
             &set.spec,
             p.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
         )

@@ -11,12 +11,12 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::SidecarSet};
+use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST;
 use kruise_core::selector::selects;
 use kruise_reconcile::sidecarset::{
     self, InFlight, Input, PodRef,
     revision::{self, RevisionWrite, Revisions},
 };
-use kruise_webhooks::pod_mutate::sidecarset::SIDECARSET_INJECTED_LIST;
 use kube::{
     Api, Resource as _, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams},
