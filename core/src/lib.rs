@@ -16,7 +16,7 @@
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
-//! [`sidecarset`], [`workload_spread`], [`settings`] and [`feature_gates`].
+//! [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`] and [`feature_gates`].
 
 pub mod decode;
 pub mod derived;
@@ -29,6 +29,7 @@ pub mod lenient;
 pub mod names;
 pub mod owner;
 pub mod pod_state;
+pub mod pub_protection;
 pub mod raw;
 pub mod resource_version;
 pub mod selector;

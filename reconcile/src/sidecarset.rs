@@ -62,7 +62,25 @@ pub struct Input<'a> {
     /// The upgrades the previous passes made.
     pub in_flight: &'a InFlight,
     pub now: Timestamp,
+    /// The PodUnavailableBudget check of a pod update (the pod webhook's rule, run dry); `None` checks
+    /// nothing.
+    pub budget: Option<BudgetCheck<'a>>,
 }
+
+/// Whether a PodUnavailableBudget refuses updating a pod now.
+pub type BudgetCheck<'a> = &'a dyn Fn(&PodRecord) -> Option<Refusal>;
+
+/// A PodUnavailableBudget refusing a pod update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `namespace/name` of the PodUnavailableBudget.
+    pub budget: String,
+    /// The webhook's message.
+    pub message: String,
+}
+
+/// How soon a pass retries pods a PodUnavailableBudget held back (its status changes trigger no pass).
+pub const BUDGET_RECHECK: Duration = Duration::from_secs(5);
 
 /// A pod by identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -379,16 +397,28 @@ fn choose(
         .collect();
     let mut unavailable = busy.len() as i64;
     let mut chosen = Vec::new();
+    let mut held: Vec<(&PodRecord, Refusal)> = Vec::new();
+    let refused = |p: &PodRecord| input.budget.and_then(|check| check(p));
     for p in &candidates {
-        if !pod_facts::is_ready(facts, p) {
-            chosen.push(*p);
-            continue;
-        }
-        if unavailable >= max_unavailable {
+        let ready = pod_facts::is_ready(facts, p);
+        if ready && unavailable >= max_unavailable {
             break;
         }
-        unavailable += 1;
+        // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
+        if let Some(refusal) = refused(p) {
+            held.push((*p, refusal));
+            continue;
+        }
+        if ready {
+            unavailable += 1;
+        }
         chosen.push(*p);
+    }
+    if !held.is_empty() {
+        out.requeue_after = Some(
+            out.requeue_after
+                .map_or(BUDGET_RECHECK, |r| r.min(BUDGET_RECHECK)),
+        );
     }
 
     let sidecar_list = kruise_core::sidecarset::sidecar_list(&set.spec);
@@ -422,6 +452,18 @@ fn choose(
 
     Ok(if !chosen.is_empty() {
         Progress::new(true, "Updating", format!("updating pod(s) {}", names(&chosen)))
+    } else if let Some((_, refusal)) = held.first() {
+        let pods: Vec<&PodRecord> = held.iter().map(|(p, _)| *p).collect();
+        Progress::new(
+            true,
+            "PodUnavailableBudgetReached",
+            format!(
+                "pod(s) {} wait for PodUnavailableBudget {}: {}",
+                names(&pods),
+                refusal.budget,
+                refusal.message
+            ),
+        )
     } else if !candidates.is_empty() && max_unavailable == 0 {
         Progress::new(
             false,

@@ -173,3 +173,6 @@ pub fn flip(facts: &SetFacts, pod: &PodRecord) -> TwinChanges {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,13 +4,13 @@
 use super::*;
 use serde_json::{Value, json};
 
-const NOW: &str = "2026-01-01T12:00:00Z";
+pub(crate) const NOW: &str = "2026-01-01T12:00:00Z";
 
-fn now() -> Timestamp {
+pub(crate) fn now() -> Timestamp {
     NOW.parse().unwrap()
 }
 
-fn records(hash: &str) -> String {
+pub(crate) fn records(hash: &str) -> String {
     json!({"sc": {"updateTimestamp": "2025-12-01T00:00:00Z", "hash": hash, "sidecarSetName": "sc",
         "sidecarList": ["sidecar"], "controllerRevision": "sc-old"}})
     .to_string()
@@ -61,7 +61,7 @@ fn set(strategy: Value) -> SidecarSet {
     .unwrap()
 }
 
-fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
+pub(crate) fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
     let refs: Vec<&PodRecord> = pods.iter().collect();
     plan(&Input {
         sidecar_set: set,
@@ -70,15 +70,16 @@ fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
         collision_count: 0,
         in_flight,
         now: now(),
+        budget: None,
     })
     .unwrap()
 }
 
-fn chosen(plan: &Plan) -> Vec<&str> {
+pub(crate) fn chosen(plan: &Plan) -> Vec<&str> {
     plan.upgrades.iter().map(|u| u.pod.name.as_str()).collect()
 }
 
-fn progress(plan: &Plan) -> (&str, &str, &str) {
+pub(crate) fn progress(plan: &Plan) -> (&str, &str, &str) {
     let c = &plan.status.conditions.as_ref().unwrap()[0];
     (
         c.status.as_str(),
@@ -88,7 +89,7 @@ fn progress(plan: &Plan) -> (&str, &str, &str) {
 }
 
 /// Applies a strategic-merge pod patch as the API server would (containers merged by name).
-fn apply(pod: &PodRecord, patch: &Value) -> PodRecord {
+pub(crate) fn apply(pod: &PodRecord, patch: &Value) -> PodRecord {
     let mut v = serde_json::to_value(pod).unwrap();
     for (k, val) in patch["metadata"]["annotations"].as_object().into_iter().flatten() {
         v["metadata"]["annotations"][k] = val.clone();
@@ -124,7 +125,7 @@ fn restarted(pod: &PodRecord, ready: bool) -> PodRecord {
     p
 }
 
-fn annotation<'a>(pod: &'a PodRecord, key: &str) -> &'a str {
+pub(crate) fn annotation<'a>(pod: &'a PodRecord, key: &str) -> &'a str {
     pods::annotation(pod, key).unwrap()
 }
 
