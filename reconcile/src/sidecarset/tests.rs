@@ -509,3 +509,63 @@ fn patch_pod_metadata_is_reapplied_on_upgrade() {
     let after = apply(&p, &plan.upgrades[0].patch);
     assert_eq!(annotation(&after, "mesh/config"), r#"{"a":1,"b":2}"#);
 }
+
+#[test]
+fn a_pod_a_budget_protects_waits_without_a_write_and_the_condition_names_the_budget() {
+    use kruise_core::pub_protection::{self, Outcome, PodOperation};
+    let protected = |i: usize| -> PodRecord {
+        serde_json::from_value(with(
+            pod_json(i, i as u32),
+            &["metadata", "annotations", "pub.kruise.io/related-pub"],
+            json!("web-pub"),
+        ))
+        .unwrap()
+    };
+    let pods: Vec<PodRecord> = (0..3).map(protected).collect();
+    let refs: Vec<&PodRecord> = pods.iter().collect();
+    for (allowed, expected) in [(0, Vec::<&str>::new()), (1, vec!["p2"])] {
+        let mut view = kruise_core::MemoryView::default();
+        view.add(
+            json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "web-pub", "namespace": "default", "resourceVersion": "1"},
+            "spec": {"selector": {"matchLabels": {"app": "demo"}}, "maxUnavailable": 1},
+            "status": {"desiredAvailable": 2, "currentAvailable": 3, "totalReplicas": 3,
+                "unavailableAllowed": allowed}}),
+        )
+        .unwrap();
+        // The pod webhook's own rule, run dry.
+        let budget = |p: &PodRecord| match pub_protection::check(
+            p,
+            "default",
+            PodOperation::Update,
+            true,
+            &view,
+            now(),
+        ) {
+            Ok(Outcome::Denied { pub_name, message }) => Some(Refusal {
+                budget: format!("default/{pub_name}"),
+                message,
+            }),
+            _ => None,
+        };
+        let plan = plan(&Input {
+            sidecar_set: &set(json!({})),
+            pods: &refs,
+            latest_revision: Some("sc-abc"),
+            collision_count: 0,
+            in_flight: &InFlight::default(),
+            now: now(),
+            budget: Some(&budget),
+        })
+        .unwrap();
+        assert_eq!(chosen(&plan), expected);
+        if allowed == 0 {
+            let (status, reason, message) = progress(&plan);
+            assert_eq!((status, reason), ("True", "PodUnavailableBudgetReached"));
+            assert!(message.contains("default/web-pub"), "{message}");
+            assert!(message.contains("is forbidden"), "{message}");
+            assert_eq!(plan.requeue_after, Some(BUDGET_RECHECK));
+            assert!(plan.in_flight.pods.is_empty());
+        }
+    }
+}
