@@ -74,7 +74,8 @@ use crate::{Denial, patch, view::ClusterView};
 pub use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST;
 pub use kruise_core::sidecarset::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER;
 use kruise_core::sidecarset::{
-    UpgradeSpec, go_escape, metadata::apply_metadata_patches, read_records, write_records,
+    UpgradeSpec, go_escape, metadata::apply_metadata_patches, read_records, version_alt_annotation,
+    version_annotation, write_records,
 };
 
 /// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod.
