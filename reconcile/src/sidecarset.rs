@@ -10,6 +10,7 @@
 //! are not consistent and ready). Beyond OpenKruise: the `Progressing` status condition says why a
 //! rollout does not move, and upgrades in flight time out and are dropped with their pod.
 
+pub mod audit;
 pub mod hot;
 pub mod pod_facts;
 pub mod revision;
@@ -115,6 +116,8 @@ pub struct Plan {
     /// `SidecarSetUpgradable=False` patches for pods that cannot be upgraded in place.
     pub not_upgradable: Vec<(PodRef, serde_json::Value)>,
     pub upgrades: Vec<Upgrade>,
+    /// Uninjected pods labelled `apps.kruise.io/specified-delete` for their CloneSet to replace (opt-in).
+    pub replacements: Vec<(PodRef, serde_json::Value)>,
     /// Hot-upgrade flips (idle twins back to the empty image), each conditional on the pod's resourceVersion.
     pub flips: Vec<(PodRef, serde_json::Value)>,
     pub events: Vec<Event>,
@@ -189,8 +192,11 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
             .map(str::to_string)
             .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.clone())),
         collision_count: Some(input.collision_count),
+        uninjected_pods: 0,
         conditions: None,
     };
+    let uninjected = audit::uninjected(set, &facts, input.pods);
+    status.uninjected_pods = uninjected.len() as i32;
 
     let mut out = Plan {
         status: SidecarSetStatus::default(),
@@ -198,11 +204,33 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
         not_upgradable: Vec::new(),
         upgrades: Vec::new(),
         flips: Vec::new(),
+        replacements: Vec::new(),
         events: Vec::new(),
         in_flight: observe(input, &facts, &matched),
         requeue_after: None,
     };
     let strategy = &set.spec.update_strategy;
+    let stored_uninjected = set.status.as_ref().map_or(0, |s| s.uninjected_pods);
+    if !uninjected.is_empty() && stored_uninjected != status.uninjected_pods {
+        out.events.push(Event {
+            warning: true,
+            reason: "UninjectedPods".into(),
+            message: audit::message(&uninjected),
+        });
+    }
+    if audit::replaces(set) && !strategy.paused {
+        let total = (matched.len() + uninjected.len()) as i32;
+        let max_unavailable = int_or_percent::scaled(
+            strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
+            total,
+            true,
+            "updateStrategy.maxUnavailable",
+        )?;
+        out.replacements = audit::replacements(&uninjected, max_unavailable)
+            .into_iter()
+            .map(|(p, patch)| (pod_ref(p), patch))
+            .collect();
+    }
     let stopped = strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) || strategy.paused;
     if out.in_flight.pods.is_empty() && !stopped && facts.has_hot_upgrade() {
         for p in matched.iter().filter(|p| hot::is_due_flip(&facts, p)) {

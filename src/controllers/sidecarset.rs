@@ -27,6 +27,8 @@ use kube::{
     },
 };
 
+use crate::server::metrics::SidecarSetLabels;
+
 use super::{
     Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
@@ -254,6 +256,17 @@ impl Reconciler for SidecarSets {
         for event in &plan.events {
             self.publish(&set, event.warning, &event.reason, event.message.clone())
                 .await;
+        }
+        pass.context
+            .uninjected_pods
+            .get_or_create(&SidecarSetLabels {
+                sidecarset: name.clone(),
+            })
+            .set(i64::from(plan.status.uninjected_pods));
+        for (pod, patch) in &plan.replacements {
+            patch_pod(&pass.context, pod, patch, false).await?;
+            tracing::info!(sidecarset = %name, pod = %pod.name, namespace = %pod.namespace,
+                "asked the CloneSet to replace an uninjected pod");
         }
         for (pod, patch) in &plan.flips {
             let result = patch_pod(&pass.context, pod, patch, false).await;

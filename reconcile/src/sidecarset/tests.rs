@@ -17,7 +17,7 @@ pub(crate) fn records(hash: &str) -> String {
 }
 
 /// A ready pod injected by `sc` at hash `h1` (without image `w1`), ready since minute `ready_at`.
-fn pod_json(i: usize, ready_at: u32) -> Value {
+pub(crate) fn pod_json(i: usize, ready_at: u32) -> Value {
     json!({
         "metadata": {"name": format!("p{i}"), "namespace": "default", "uid": format!("u{i}"),
             "resourceVersion": format!("{}", 100 + i), "labels": {"app": "demo"},
@@ -40,7 +40,7 @@ fn pod(i: usize) -> PodRecord {
     serde_json::from_value(pod_json(i, i as u32)).unwrap()
 }
 
-fn with(mut v: Value, path: &[&str], value: Value) -> Value {
+pub(crate) fn with(mut v: Value, path: &[&str], value: Value) -> Value {
     let mut at = &mut v;
     for key in &path[..path.len() - 1] {
         at = &mut at[*key];
@@ -49,7 +49,7 @@ fn with(mut v: Value, path: &[&str], value: Value) -> Value {
     v
 }
 
-fn set(strategy: Value) -> SidecarSet {
+pub(crate) fn set(strategy: Value) -> SidecarSet {
     serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": "sc", "generation": 2, "resourceVersion": "7",
