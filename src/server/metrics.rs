@@ -71,6 +71,9 @@ pub struct KindLabels {
 /// Objects the cluster cache skipped because they do not decode as their kind.
 pub type SkippedObjects = Family<KindLabels, Counter>;
 
+/// `sidecarset_uninjected_pods`: per SidecarSet, active pods it selects that lack its sidecars.
+pub type UninjectedPods = Family<SidecarSetLabels, Gauge>;
+
 /// Every metric kruise-rs exports.
 pub struct Metrics {
     registry: Registry,
@@ -93,6 +96,8 @@ pub struct Metrics {
     pub sidecarset_skipped: Family<SidecarSetLabels, Counter>,
     /// Objects the cluster cache skipped because they do not decode as their kind.
     pub objects_skipped: SkippedObjects,
+    /// Per SidecarSet, active pods it selects that lack its sidecars (the SidecarSet controller's audit).
+    pub sidecarset_uninjected_pods: UninjectedPods,
     /// Open connections on the webhook port.
     pub open_connections: Gauge,
     /// Connections closed at once because the connection limit was reached.
@@ -159,6 +164,12 @@ impl Metrics {
             "Pod admissions that skipped a selecting SidecarSet because it is invalid",
             sidecarset_skipped.clone(),
         );
+        let sidecarset_uninjected_pods = UninjectedPods::default();
+        registry.register(
+            "sidecarset_uninjected_pods",
+            "Active pods a SidecarSet selects that lack its sidecars (not injected)",
+            sidecarset_uninjected_pods.clone(),
+        );
         let objects_skipped = SkippedObjects::default();
         registry.register(
             "objects_skipped",
@@ -197,6 +208,7 @@ impl Metrics {
             pod_unavailable_budget,
             sidecarset_skipped,
             objects_skipped,
+            sidecarset_uninjected_pods,
         }
     }
 

@@ -5,9 +5,12 @@ use std::collections::BTreeMap;
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{SidecarContainerUpgradeType, SidecarSet};
+use kruise_core::names::{
+    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
+    SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST,
+};
 use kruise_core::selector::selects_non_empty;
-use kruise_webhooks::pod_mutate::sidecarset::{
-    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, SIDECARSET_INJECTED_LIST,
+use kruise_core::sidecarset::{
     SIDECARSET_WORKING_HOTUPGRADE_CONTAINER, read_records, stamped_or_computed_hashes,
 };
 
@@ -40,6 +43,8 @@ pub struct SetFacts {
     pub hash_without_image: String,
     /// `spec.containers`.
     pub sidecars: Vec<Sidecar>,
+    /// `metadata.resourceVersion`: the version a hot-upgraded twin records.
+    pub resource_version: String,
 }
 
 impl SetFacts {
@@ -70,6 +75,7 @@ impl SetFacts {
             hash,
             hash_without_image,
             sidecars,
+            resource_version: set.metadata.resource_version.clone().unwrap_or_default(),
         }
     }
 

@@ -1,5 +1,7 @@
 //! PodUnavailableBudget protection of one pod operation: OpenKruise's decision procedure, in its order,
-//! ending in a check-and-decrement whose result is a status write.
+//! ending in a check-and-decrement whose result is a status write. The pod validating webhook runs it on
+//! each request; the SidecarSet controller runs it (dry) before it updates a pod, so a protected pod waits
+//! instead of drawing a refusal.
 
 use std::collections::BTreeMap;
 
@@ -12,8 +14,8 @@ use kruise_api::policy_v1beta1::{
     PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PubOperation,
 };
 
+use crate::pod_state::{annotation, is_ready, is_state_consistent};
 use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
-use kruise_core::pod_state::{annotation, is_ready, is_state_consistent};
 
 /// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
 pub const MAX_RECORDED_PODS: usize = 2000;
@@ -121,7 +123,7 @@ pub fn check(
     namespace: &str,
     operation: PodOperation,
     dry_run: bool,
-    view: &impl ClusterView,
+    view: &(impl ClusterView + ?Sized),
     now: Timestamp,
 ) -> Result<Outcome, String> {
     let Some(pub_name) = related_pub_name(&pod.metadata) else {

@@ -1,21 +1,42 @@
-//! Go's JSON text conventions for what injection writes into annotations, and the SidecarSet hashes.
-//!
-//! The hashes OpenKruise stamps on a SidecarSet at admission (`kruise.io/sidecarset-hash`,
-//! `kruise.io/sidecarset-hash-without-image`) are copied from the SidecarSet when present (the normal case:
-//! OpenKruise's, or our, SidecarSet webhook wrote them). When absent they are computed once per SidecarSet,
-//! when the index is built, with the same Go encoding the SidecarSet webhook uses
-//! ([`crate::crd::gojson::sidecarset_hashes`]), over the spec as stored (not defaulted again).
+//! The SidecarSet rules shared by injection (`kruise-webhooks`) and the SidecarSet controller
+//! (`kruise-reconcile`): the SidecarSet hashes ([`gojson`], [`stamped_or_computed_hashes`]), the
+//! per-SidecarSet pod records of `kruise.io/sidecarset-hash(-without-image)` ([`records`]), the
+//! `patchPodMetadata` rules ([`metadata`]) and the `sidecarList` a record carries ([`sidecar_list`]).
+
+pub mod gojson;
+pub mod metadata;
+pub mod records;
 
 use std::collections::BTreeMap;
 
 use kruise_api::apps_v1beta1::SidecarSetSpec;
-use kruise_core::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
 use serde_json::Value;
 
+use crate::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
+
+pub use metadata::{MetadataPatch, MetadataPolicy, merge_patch, metadata_patches, patch_pod_metadata};
+pub use records::{UpgradeSpec, go_escape, read_records, write_records};
+
+/// The pod annotation recording which container of each hot-upgrade pair is working
+/// (`{"sidecar": "sidecar-1"}`).
+pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
+
+/// `version.sidecarset.kruise.io/<container>`: a hot-upgrade twin's version (`"0"` while it runs the
+/// empty image), read by the twin through env `SIDECARSET_VERSION`.
+pub fn version_annotation(container: &str) -> String {
+    format!("version.sidecarset.kruise.io/{container}")
+}
+
+/// `versionalt.sidecarset.kruise.io/<container>`: the other twin's version, read through env
+/// `SIDECARSET_VERSION_ALT`.
+pub fn version_alt_annotation(container: &str) -> String {
+    format!("versionalt.sidecarset.kruise.io/{container}")
+}
+
 /// `(hash, hash without image)` of a SidecarSet spec, as OpenKruise computes them.
-pub(crate) fn sidecar_set_hashes(spec: &SidecarSetSpec) -> (String, String) {
+pub fn sidecar_set_hashes(spec: &SidecarSetSpec) -> (String, String) {
     let spec = serde_json::to_value(spec).unwrap_or(Value::Null);
-    crate::crd::gojson::sidecarset_hashes(&spec)
+    gojson::sidecarset_hashes(&spec)
 }
 
 /// `(hash, hash without image)` of a SidecarSet (or of a revision of one): the values stamped in
@@ -45,23 +66,26 @@ pub fn stamped_or_computed_hashes(
     }
 }
 
-/// Go's json.Marshal HTML-escapes; these characters only occur inside strings, so a textual replacement of
-/// serde's output is exact.
-pub(crate) fn go_escape(s: String) -> String {
-    // A byte scan (U+2028 and U+2029 both begin with the byte 0xE2 in UTF-8) rules out most strings.
-    if !s.bytes().any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2)) {
-        return s;
-    }
-    s.replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
+/// A SidecarSet's `sidecarList`: its container names and native init container names
+/// (`restartPolicy: Always`), sorted, de-duplicated.
+pub fn sidecar_list(spec: &SidecarSetSpec) -> Vec<String> {
+    let mut list: Vec<String> = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .filter(|c| c.restart_policy.as_deref() == Some("Always"))
+        .chain(spec.containers.iter().flatten())
+        .map(|c| c.name.clone())
+        .collect();
+    list.sort();
+    list.dedup();
+    list
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
     use serde_json::json;
 
     fn spec(v: Value) -> SidecarSetSpec {
