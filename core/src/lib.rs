@@ -16,10 +16,12 @@
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
-//! [`workload_spread`], [`settings`] and [`feature_gates`].
+//! [`workload_spread`], [`settings`] and [`feature_gates`]; and [`documents`], objects in YAML or JSON
+//! text (the `--objects` loader without the files).
 
 pub mod decode;
 pub mod derived;
+pub mod documents;
 pub mod feature_gates;
 pub mod go;
 pub mod intstr;
