@@ -91,18 +91,12 @@ impl<S: AsyncWrite + Unpin> ErrorBodies<S> {
         Ok(()).into()
     }
 
-    /// Counts a response head at the start of `buf`; true when it is hyper's own error, to be replaced.
-    fn is_own_error(&mut self, buf: &[u8]) -> bool {
-        let Some(status) = response_status(buf) else {
-            return false;
-        };
-        if status < 200 {
-            return false;
-        }
-        self.heads += 1;
-        // hyper's error head is written alone: no body follows it.
-        let head_only = buf.windows(4).position(|w| w == b"\r\n\r\n") == Some(buf.len() - 4);
-        status >= 400 && head_only && self.heads > self.activity.requests()
+    /// Whether `buf`, starting with a final response head of `status`, is hyper's own error: a 4xx
+    /// written alone (no body follows it) when every request handed to the service has had its head.
+    fn is_own_error(&self, status: u16, buf: &[u8]) -> bool {
+        let head_only =
+            buf.len() >= 4 && buf.windows(4).position(|w| w == b"\r\n\r\n") == Some(buf.len() - 4);
+        status >= 400 && head_only && self.heads >= self.activity.requests()
     }
 }
 
@@ -120,12 +114,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for ErrorBodies<S> {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
         let this = self.get_mut();
         ready!(this.poll_pending(cx))?;
-        if this.is_own_error(buf) {
-            let status = response_status(buf).unwrap_or(400);
+        // A final (non-1xx) response head at the start of `buf`.
+        let head = response_status(buf).filter(|&status| status >= 200);
+        if let Some(status) = head
+            && this.is_own_error(status, buf)
+        {
             tracing::debug!(
                 status,
                 "unparseable HTTP/1.1 request; answering with a JSON Status"
             );
+            this.heads += 1;
             this.pending = replacement(status);
             this.sent = 0;
             // The rest is written now or by the flush that follows.
@@ -134,7 +132,12 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for ErrorBodies<S> {
             }
             return Poll::Ready(Ok(buf.len()));
         }
-        Pin::new(&mut this.inner).poll_write(cx, buf)
+        let written = Pin::new(&mut this.inner).poll_write(cx, buf);
+        // Counted once written: a write that is retried is the same head.
+        if head.is_some() && matches!(written, Poll::Ready(Ok(n)) if n > 0) {
+            this.heads += 1;
+        }
+        written
     }
 
     fn poll_write_vectored(
