@@ -403,7 +403,7 @@ async fn unparseable_requests_and_unreadable_bodies_get_json_status_with_their_o
     let server = Server::start(&["--body-read-timeout", "5"], 1024).await;
     // hyper's own answers: a request line, a header line, a header over 64 KiB.
     assert_status(&raw(&server, b"GARBAGE\r\n\r\n").await, 400, "BadRequest");
-    let bad_header = b"POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\nno colon here\r\n\r\n";
+    let bad_header = b"POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\nx-bad: a\x00b\r\n\r\n";
     assert_status(&raw(&server, bad_header).await, 400, "BadRequest");
     let big = format!(
         "POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\nx-big: {}\r\n\r\n",
