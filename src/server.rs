@@ -1,6 +1,7 @@
 //! `kruise serve`: the webhooks over HTTPS, metrics and probes over plain HTTP, graceful shutdown.
 
 pub mod connections;
+mod error_bodies;
 pub mod events;
 pub mod health;
 pub mod metrics;

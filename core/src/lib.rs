@@ -16,10 +16,12 @@
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`ordinals`], [`pod_state`],
 //! [`resource_version`], [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`] and
-//! [`feature_gates`].
+//! [`feature_gates`]; and [`documents`], objects in YAML or JSON text (the `--objects` loader without
+//! the files).
 
 pub mod decode;
 pub mod derived;
+pub mod documents;
 pub mod feature_gates;
 pub mod go;
 pub mod intstr;

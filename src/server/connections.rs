@@ -4,6 +4,7 @@
 //! - At most [`Limits::max_connections`] connections; one more is closed at once (counted).
 //! - The TLS handshake, an HTTP/1.1 request header and an idle period each have a timeout.
 //! - h2: bounded streams per connection, windows and header lists.
+//! - HTTP/1.1 requests hyper cannot parse are answered with a JSON `Status` ([`super::error_bodies`]).
 //! - Draining (SIGTERM): the listener closes; h2 connections get GOAWAY; HTTP/1.1 responses carry
 //!   `Connection: close`, and an HTTP/1.1 connection is closed by us only once it has been idle (no
 //!   request in flight, no byte of a next one) for [`DRAIN_IDLE`]. A client that is sending is answered.
@@ -33,7 +34,7 @@ use tokio::{
 };
 use tower::ServiceExt as _;
 
-use super::metrics::Metrics;
+use super::{error_bodies::ErrorBodies, metrics::Metrics};
 
 /// How long an HTTP/1.1 connection must have been idle before a drain closes it.
 pub const DRAIN_IDLE: Duration = Duration::from_secs(1);
@@ -69,7 +70,7 @@ impl Default for Limits {
 }
 
 /// Largest request header (HTTP/1.1 buffer, h2 header list).
-const MAX_HEADER_BYTES: usize = 64 * 1024;
+pub(super) const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// h2 flow-control windows: what one stream / one connection may have in flight unread.
 const H2_STREAM_WINDOW: u32 = 1024 * 1024;
 const H2_CONNECTION_WINDOW: u32 = 4 * 1024 * 1024;
@@ -207,8 +208,8 @@ impl Connection {
         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
         activity.exchange_ended();
         let service = service(self.router.clone(), self.shutdown.clone(), activity.clone(), h2);
-        let io = TokioIo::new(stream);
         if h2 {
+            let io = TokioIo::new(stream);
             let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
             builder
                 .timer(TokioTimer::new())
@@ -220,6 +221,8 @@ impl Connection {
             let conn = builder.serve_connection(io, service);
             self.watch(conn, &activity, true, peer).await;
         } else {
+            // hyper's own 400/414/431 get JSON `Status` bodies.
+            let io = TokioIo::new(ErrorBodies::new(stream, activity.clone()));
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.max_buf_size(MAX_HEADER_BYTES.max(8192));
             let conn = builder.serve_connection(io, service);
@@ -328,9 +331,11 @@ where
 }
 
 /// What a connection is doing, as its timeouts need it. Times are milliseconds since `start`; 0 = unset.
-struct Activity {
+pub(super) struct Activity {
     start: Instant,
     in_flight: AtomicUsize,
+    /// Requests handed to the service so far.
+    requests: AtomicU64,
     /// When the last request ended (or the handshake did).
     last_exchange: AtomicU64,
     /// When bytes arrived while no request was in flight: the head of a next request is coming.
@@ -342,6 +347,7 @@ impl Activity {
         Activity {
             start: Instant::now(),
             in_flight: AtomicUsize::new(0),
+            requests: AtomicU64::new(0),
             last_exchange: AtomicU64::new(0),
             pending_since: AtomicU64::new(0),
         }
@@ -361,9 +367,15 @@ impl Activity {
     }
 
     fn request_started(self: &Arc<Self>) -> InFlight {
+        self.requests.fetch_add(1, Ordering::AcqRel);
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         self.pending_since.store(0, Ordering::Release);
         InFlight(self.clone())
+    }
+
+    /// Requests handed to the service so far.
+    pub(super) fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Acquire)
     }
 
     fn exchange_ended(&self) {

@@ -102,6 +102,8 @@ pub struct Metrics {
     pub open_connections: Gauge,
     /// Connections closed at once because the connection limit was reached.
     pub refused_connections: Counter,
+    /// Bytes of request bodies held by the requests being handled (`--max-buffered-body-bytes`).
+    pub buffered_body_bytes: Gauge,
     /// Connections closed for a slow request header, an idle period or a failed TLS handshake.
     pub timed_out_connections: Counter,
 }
@@ -182,6 +184,12 @@ impl Metrics {
             "Open connections on the webhook port",
             open_connections.clone(),
         );
+        let buffered_body_bytes = Gauge::default();
+        registry.register(
+            "webhook_buffered_body_bytes",
+            "Bytes of request bodies held by the requests being handled",
+            buffered_body_bytes.clone(),
+        );
         let refused_connections = Counter::default();
         registry.register(
             "webhook_refused_connections",
@@ -198,6 +206,7 @@ impl Metrics {
             registry,
             open_connections,
             refused_connections,
+            buffered_body_bytes,
             timed_out_connections,
             reviews,
             duration,
