@@ -15,7 +15,7 @@
 //! * [`derived`]: indexes derived from one kind, rebuilt when that kind changes;
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
-//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
+//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`quantity`], [`resource_version`],
 //! [`workload_spread`], [`settings`] and [`feature_gates`].
 
 pub mod decode;
@@ -29,6 +29,7 @@ pub mod lenient;
 pub mod names;
 pub mod owner;
 pub mod pod_state;
+pub mod quantity;
 pub mod raw;
 pub mod resource_version;
 pub mod selector;

@@ -21,7 +21,7 @@
 //! line L, col C`, the position just after the offending token), as the evaluation of the parsed prefix
 //! happens first there too; a negative result is refused.
 
-use super::quantity::Quantity;
+use kruise_core::quantity::Quantity;
 
 /// A value of the calculator.
 #[derive(Clone, Debug)]
@@ -275,7 +275,7 @@ impl<'a> Parser<'a> {
                 let text = std::str::from_utf8(text).unwrap_or_default();
                 Ok(match Quantity::parse(text) {
                     Ok(q) => Some(Value::Quantity(q)),
-                    Err(e) => self.fail(e),
+                    Err(e) => self.fail(e.to_string()),
                 })
             }
             Token::Ident(name) => {
@@ -334,7 +334,7 @@ impl<'a> Parser<'a> {
         }
         match result.add(&r) {
             Ok(()) => Some(Value::Quantity(result)),
-            Err(e) => self.fail(e),
+            Err(e) => self.fail(e.to_string()),
         }
     }
 
@@ -342,7 +342,7 @@ impl<'a> Parser<'a> {
     fn scaled(&mut self, mut q: Quantity, factor: f64, divide: bool) -> Option<Value> {
         let milli = match q.milli_value() {
             Ok(m) => m as f64,
-            Err(e) => return self.fail(e),
+            Err(e) => return self.fail(e.to_string()),
         };
         q.set_milli(go_int64(if divide { milli / factor } else { milli * factor }));
         Some(Value::Quantity(q))
@@ -491,7 +491,6 @@ fn evaluate_with(expr: &str, variable: &str, value: &Value) -> Result<Value, Str
 
 #[cfg(test)]
 mod tests {
-    use super::super::quantity::ERR_RANGE as RANGE;
     use super::*;
 
     fn q(s: &str) -> Quantity {
@@ -692,7 +691,7 @@ mod tests {
                 "1e5m",
                 "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
             ),
-            ("10P * 2", RANGE),
+            ("10P * 2", "kruise-rs: quantity out of the supported range"),
             (
                 "1P * 1000000",
                 "calculation result is negative: -9223372036854775808m",
