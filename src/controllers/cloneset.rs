@@ -151,7 +151,7 @@ pub fn orphans(context: &Context, cs: &CloneSet) -> Vec<Arc<PodRecord>> {
         .view
         .pods(&cs.namespace().unwrap_or_default())
         .into_iter()
-        .filter(|p| kruise_reconcile::pods::is_active(p))
+        .filter(|p| kruise_core::pod_state::is_active(p))
         .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_none())
         .filter(|p| {
             pods::selects(

@@ -118,7 +118,8 @@ async fn patch_pod(
     Ok(())
 }
 
-/// Registers the latest ControllerRevision and truncates the history (A.5); the stored revisions go
+/// Registers the latest ControllerRevision and truncates the history (OpenKruise's
+/// `pkg/controller/sidecarset/sidecarset_processor.go`, `registerLatestRevision`); the stored revisions go
 /// to the cache at once.
 async fn register_revisions(
     context: &Context,

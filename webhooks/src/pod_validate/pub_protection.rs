@@ -13,7 +13,7 @@ use kruise_api::policy_v1beta1::{
 };
 
 use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
-use kruise_core::pod_state::{annotation, is_ready, is_state_consistent};
+use kruise_core::pod_state::{annotation, is_ready_for_pub, is_state_consistent};
 
 /// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
 pub const MAX_RECORDED_PODS: usize = 2000;
@@ -130,7 +130,7 @@ pub fn check(
     if annotation(&pod.metadata, POD_PUB_NO_PROTECTION_ANNOTATION).is_some_and(parses_true) {
         return Ok(Outcome::Skipped(Skip::NoProtectAnnotation));
     }
-    if !is_ready(pod) {
+    if !is_ready_for_pub(pod) {
         return Ok(Outcome::Skipped(Skip::NotReady));
     }
     if !is_state_consistent(pod) {
