@@ -15,8 +15,8 @@
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`ordinals`], [`pod_state`],
-//! [`resource_version`], [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`] and
-//! [`feature_gates`]; and [`documents`], objects in YAML or JSON text (the `--objects` loader without
+//! [`quantity`], [`resource_version`], [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`]
+//! and [`feature_gates`]; and [`documents`], objects in YAML or JSON text (the `--objects` loader without
 //! the files).
 
 pub mod decode;
@@ -33,6 +33,7 @@ pub mod ordinals;
 pub mod owner;
 pub mod pod_state;
 pub mod pub_protection;
+pub mod quantity;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;

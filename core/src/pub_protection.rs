@@ -14,7 +14,7 @@ use kruise_api::policy_v1beta1::{
     PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PubOperation,
 };
 
-use crate::pod_state::{annotation, is_ready, is_state_consistent};
+use crate::pod_state::{annotation, is_ready_for_pub, is_state_consistent};
 use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
 
 /// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
@@ -132,7 +132,7 @@ pub fn check(
     if annotation(&pod.metadata, POD_PUB_NO_PROTECTION_ANNOTATION).is_some_and(parses_true) {
         return Ok(Outcome::Skipped(Skip::NoProtectAnnotation));
     }
-    if !is_ready(pod) {
+    if !is_ready_for_pub(pod) {
         return Ok(Outcome::Skipped(Skip::NotReady));
     }
     if !is_state_consistent(pod) {

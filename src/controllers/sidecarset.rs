@@ -166,7 +166,8 @@ fn budget_refusal(view: &dyn ControllerView, pod: &PodRecord, now: Timestamp) ->
     }
 }
 
-/// Registers the latest ControllerRevision and truncates the history (A.5); the stored revisions go
+/// Registers the latest ControllerRevision and truncates the history (OpenKruise's
+/// `pkg/controller/sidecarset/sidecarset_processor.go`, `registerLatestRevision`); the stored revisions go
 /// to the cache at once.
 async fn register_revisions(
     context: &Context,

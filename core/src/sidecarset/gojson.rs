@@ -2,19 +2,19 @@
 //!
 //! OpenKruise hashes `json.Marshal(map{"containers": spec.containers[, "initContainers": ...]})` of its Go
 //! types: struct fields in declaration order, Go's `omitempty` rules (non-pointer structs always written,
-//! `resources: {}` included), map keys sorted, quantities in canonical form, strings escaped as Go escapes
+//! `resources: {}` included), map keys sorted, quantities as `MarshalJSON` writes them
+//! after defaulting (`crate::quantity`), strings escaped as Go escapes
 //! them (`<`, `>`, `&` as `\u003c`...). This module re-encodes the raw JSON through a table of those Go
 //! types, so fields Go does not know are dropped as Go drops them, then takes sha256 and
 //! `rand.SafeEncodeString` of the hex digest.
 
 use std::fmt::Write as _;
 
+use crate::quantity::Quantity;
 use serde_json::Value;
 
-mod quantity;
 mod sha256;
 
-pub use quantity::canonical_quantity;
 use sha256::sha256;
 
 /// The kind of a Go field.
@@ -339,12 +339,25 @@ fn write_value(out: &mut String, k: K, v: Option<&Value>) {
         },
         K::Quantity => {
             let text = match v {
-                Some(Value::String(s)) => canonical_quantity(s, true),
-                Some(n @ Value::Number(_)) => canonical_quantity(&n.to_string(), true),
+                Some(Value::String(s)) => defaulted_quantity(s),
+                Some(n @ Value::Number(_)) => defaulted_quantity(&n.to_string()),
                 _ => "0".to_string(),
             };
             write_go_string(out, &text);
         }
+    }
+}
+
+/// A quantity of a defaulted `ResourceList` as `MarshalJSON` writes it: parsed as `UnmarshalJSON` does
+/// (surrounding spaces ignored), rounded up to milli precision (`SetDefaults_ResourceList`). Text that is
+/// no quantity is written unchanged.
+fn defaulted_quantity(s: &str) -> String {
+    match Quantity::parse(s.trim()) {
+        Ok(mut q) => {
+            q.round_up(-3);
+            q.to_go_string()
+        }
+        Err(_) => s.to_string(),
     }
 }
 
