@@ -380,7 +380,11 @@ mod tests {
         // A pod as kube-apiserver stores it (managedFields, status); JSON is YAML too.
         let review: Value =
             serde_json::from_str(include_str!("../benches/data/pod-create-review.json")).unwrap();
-        let pod = serde_json::to_string_pretty(&review["request"]["object"]).unwrap();
+        // The leading `---` makes the loader read it as YAML (a text starting with `{` is read as JSON).
+        let pod = format!(
+            "---\n{}",
+            serde_json::to_string_pretty(&review["request"]["object"]).unwrap()
+        );
         let nodes = yaml_nodes(&pod);
         assert!(nodes > 100 && nodes <= NODES_PER_POD, "{nodes}");
         assert!(

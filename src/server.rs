@@ -1,5 +1,6 @@
 //! `kruise serve`: the webhooks over HTTPS, metrics and probes over plain HTTP, graceful shutdown.
 
+mod activity;
 pub mod connections;
 mod error_bodies;
 pub mod events;

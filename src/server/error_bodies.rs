@@ -15,7 +15,10 @@ use std::{
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::connections::Activity;
+use super::activity::Activity;
+
+/// Largest request header (HTTP/1.1 buffer, h2 header list).
+pub(super) const MAX_HEADER_BYTES: usize = 64 * 1024;
 
 /// An HTTP/1.1 connection's stream, with hyper's own error responses given JSON `Status` bodies.
 pub(super) struct ErrorBodies<S> {
@@ -52,10 +55,7 @@ fn replacement(status: u16) -> Vec<u8> {
     let (reason, message) = match status {
         431 => (
             "RequestHeaderFieldsTooLarge",
-            format!(
-                "the request header is larger than {} bytes",
-                super::connections::MAX_HEADER_BYTES
-            ),
+            format!("the request header is larger than {} bytes", MAX_HEADER_BYTES),
         ),
         414 => ("RequestURITooLong", "the request URI is too long".to_string()),
         _ => (
