@@ -3,7 +3,7 @@
 //! flight and the time in; the status, the pods to upgrade in place (image-only patches), the pod
 //! conditions and the events out.
 //!
-//! Steps as `Processor.UpdateSidecarSet`: matched pods (A.3), status (A.8), upgrades in flight,
+//! Steps as `Processor.UpdateSidecarSet`: matched pods, status, upgrades in flight,
 //! `NotUpdate` / `paused`, all updated, then the choice (`GetNextUpgradePods`: not updated, selected by
 //! `updateStrategy.selector`, upgradable, not mid-upgrade; ActivePods order, `priorityStrategy`,
 //! `scatterStrategy`; the last `partition` kept; `maxUnavailable`, rounded up, over updated pods that
@@ -264,7 +264,7 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
             ),
         )
     } else if !flipped.is_empty() {
-        // A.6 step 5: flips first, no upgrades this round.
+        // Flips first (OpenKruise's `flipHotUpgradingContainers`), no upgrades this round.
         out.requeue_after = Some(IN_FLIGHT_RECHECK);
         Progress::new(
             true,

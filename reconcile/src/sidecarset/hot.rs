@@ -77,7 +77,7 @@ fn working_map(pod: &PodRecord, changes: &BTreeMap<String, String>) -> BTreeMap<
         .unwrap_or_default()
 }
 
-/// The hot half of an upgrade (A.9 step 2) for every hot sidecar whose target twin's image would change:
+/// The hot half of an upgrade (docs/sidecarset-controller.md, "Hot upgrade") for every hot sidecar whose target twin's image would change:
 /// target image := new, working := target, `version[target]` := the SidecarSet's resourceVersion,
 /// `versionalt[target]` := `version[other]`, `versionalt[other]` := that resourceVersion.
 pub fn upgrade(facts: &SetFacts, pod: &PodRecord) -> TwinChanges {
@@ -126,7 +126,7 @@ pub fn is_hot_upgrading(facts: &SetFacts, pod: &PodRecord) -> bool {
     })
 }
 
-/// A.9 step 4: the pod is hot upgrading, consistent without its idle twins, and Running+Ready or every
+/// The flip condition (docs/sidecarset-controller.md, "Hot upgrade"): the pod is hot upgrading, consistent without its idle twins, and Running+Ready or every
 /// container but the idle twins is ready (`isHotUpgradingReady`).
 pub fn is_due_flip(facts: &SetFacts, pod: &PodRecord) -> bool {
     if !is_hot_upgrading(facts, pod) {

@@ -78,7 +78,7 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
         SIDECARSET_HASH_ANNOTATION.into(),
         Value::String(write_records(&records)),
     );
-    // The legacy `{name: hash}` form is converted in both records (A.2).
+    // The legacy `{name: hash}` form is converted in both records, as OpenKruise's `GetPodSidecarSetRevision` reads it.
     if raw_hash.is_some_and(|raw| serde_json::from_str::<BTreeMap<String, String>>(raw).is_ok()) {
         let without =
             read_records(pods::annotation(pod, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION)).unwrap_or_default();
@@ -103,7 +103,7 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
     patch
 }
 
-/// The flip patch of a hot-upgraded pod (A.9 step 4), conditional on its resourceVersion: the idle twins
+/// The flip patch of a hot-upgraded pod (docs/sidecarset-controller.md, "Hot upgrade"), conditional on its resourceVersion: the idle twins
 /// get the empty image, their versions `"0"`, and their imageIDs are recorded so the restart is
 /// judged complete as an upgrade is. The hash records are not touched. `None` when nothing is to flip.
 pub fn flip_patch(facts: &SetFacts, pod: &PodRecord, now: Timestamp) -> Option<Value> {

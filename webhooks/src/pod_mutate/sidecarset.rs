@@ -78,10 +78,11 @@ use kruise_core::sidecarset::{
     version_annotation, write_records,
 };
 
-/// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod.
+/// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod (active pods only,
+/// as OpenKruise).
 pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepResult {
     let resource = &context.request.resource.resource;
-    if !resource.is_empty() && resource != "pods" || !is_active(pod) {
+    if !resource.is_empty() && resource != "pods" || !kruise_core::pod_state::is_active_json(pod) {
         return Ok(StepOutput::default());
     }
     let index = kruise_core::derived::get::<SidecarSetIndex>(context.view);
@@ -389,11 +390,4 @@ fn already_injected(
             .iter()
             .flat_map(|s| s.pod_names())
             .all(|n| present(pod.containers, &n))
-}
-
-/// OpenKruise injects only into active pods: not `Succeeded` / `Failed`, no deletion timestamp.
-fn is_active(pod: &Value) -> bool {
-    let phase = crate::patch::get(pod, &["status", "phase"]).and_then(Value::as_str);
-    !matches!(phase, Some("Succeeded" | "Failed"))
-        && crate::patch::get(pod, &["metadata", "deletionTimestamp"]).is_none_or(Value::is_null)
 }
