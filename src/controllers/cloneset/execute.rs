@@ -1,0 +1,237 @@
+//! Carrying out one CloneSet plan: each action as an API call, its event, and the resourceVersion
+//! precondition chained from an earlier patch of the same pod in the same pass.
+
+use std::collections::HashMap;
+
+use k8s_openapi::api::{
+    apps::v1::ControllerRevision,
+    core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+};
+use kruise_api::apps_v1beta1::CloneSet;
+use kruise_reconcile::Action as Step;
+use kube::{
+    Api, Resource as _, ResourceExt as _,
+    api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
+    runtime::events::{Event, EventType},
+};
+use serde_json::json;
+
+use super::State;
+
+fn reference(cs: &CloneSet) -> ObjectReference {
+    cs.object_ref(&())
+}
+
+async fn publish(state: &State, cs: &CloneSet, type_: EventType, reason: &str, note: String, action: &str) {
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: action.into(),
+        secondary: None,
+    };
+    if let Err(e) = state.recorder.publish(&event, &reference(cs)).await {
+        tracing::debug!(error = %e, reason, "could not record event");
+    }
+}
+
+/// Executes one action; `Ok(Some(rv))` carries the resourceVersion a pod patch returned.
+pub(super) async fn execute(
+    state: &State,
+    cs: &CloneSet,
+    step: &Step,
+) -> Result<Option<String>, kube::Error> {
+    let client = state.context.client.clone();
+    let namespace = cs.namespace().unwrap_or_default();
+    let pods_api: Api<Pod> = Api::namespaced(client.clone(), &namespace);
+    let pvcs_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &namespace);
+    let revisions_api: Api<ControllerRevision> = Api::namespaced(client.clone(), &namespace);
+    let pp = PostParams::default();
+    let patch_params = PatchParams::default();
+    match step {
+        Step::CreateRevision(r) => {
+            revisions_api.create(&pp, r).await?;
+        }
+        Step::UpdateRevision(r) => {
+            revisions_api.replace(&r.name_any(), &pp, r).await?;
+        }
+        Step::DeleteRevision { name } => match revisions_api.delete(name, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(e) => return Err(e),
+        },
+        Step::CreatePvc(p) => {
+            pvcs_api.create(&pp, p).await?;
+        }
+        Step::CreatePod(p) => {
+            pods_api.create(&pp, p).await?;
+        }
+        Step::DeletePod { name, uid } => {
+            let dp = DeleteParams {
+                preconditions: uid.clone().map(|uid| Preconditions {
+                    uid: Some(uid),
+                    resource_version: None,
+                }),
+                ..DeleteParams::default()
+            };
+            // Already gone: what the delete wanted (the cache will show it absent).
+            match pods_api.delete(name, &dp).await {
+                Err(kube::Error::Api(s)) if s.is_not_found() => {}
+                other => _ = other?,
+            }
+        }
+        Step::DeletePvc { name } => match pvcs_api.delete(name, &DeleteParams::default()).await {
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            other => _ = other?,
+        },
+        Step::PatchPvc { name, patch } => {
+            pvcs_api
+                .patch(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+        }
+        Step::PatchPod { name, patch, .. } => {
+            let stored = pods_api
+                .patch(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+            return Ok(stored.metadata.resource_version);
+        }
+        Step::PatchPodStatus { name, patch } => {
+            let stored = pods_api
+                .patch_status(name, &patch_params, &Patch::Strategic(patch))
+                .await?;
+            return Ok(stored.metadata.resource_version);
+        }
+        Step::SetPodsToDelete(names) => {
+            let api: Api<CloneSet> = Api::namespaced(client, &namespace);
+            let patch = json!({
+                "metadata": {"resourceVersion": cs.metadata.resource_version},
+                "spec": {"scaleStrategy": {"podsToDelete": names}},
+            });
+            api.patch(&cs.name_any(), &patch_params, &Patch::Merge(&patch))
+                .await?;
+        }
+        Step::Event {
+            type_,
+            reason,
+            message,
+        } => {
+            let type_ = if *type_ == "Warning" {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            };
+            publish(state, cs, type_, reason, message.clone(), reason).await;
+        }
+    }
+    Ok(None)
+}
+
+/// The events OpenKruise records after a call (the planner leaves them to the loop).
+pub(super) async fn after_call(
+    state: &State,
+    cs: &CloneSet,
+    step: &Step,
+    result: &Result<Option<String>, kube::Error>,
+) {
+    let (ok_reason, failed_reason, what) = match step {
+        Step::CreatePod(p) => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pod: {}", p.name_any()),
+        ),
+        Step::DeletePod { name, .. } => ("SuccessfulDelete", "FailedDelete", format!("pod: {name}")),
+        Step::CreatePvc(p) => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pvc: {}", p.name_any()),
+        ),
+        Step::DeletePvc { name } => ("SuccessfulDelete", "FailedDelete", format!("pvc: {name}")),
+        _ => {
+            if let (
+                Step::PatchPod {
+                    reason: "inPlaceUpdate",
+                    name,
+                    ..
+                },
+                Err(e),
+            ) = (step, result)
+            {
+                publish(
+                    state,
+                    cs,
+                    EventType::Warning,
+                    "FailedUpdatePodInPlace",
+                    format!("failed to update pod {name} in-place: {e}"),
+                    "UpdatePod",
+                )
+                .await;
+            }
+            return;
+        }
+    };
+    match result {
+        Ok(_) => {
+            let verb = if ok_reason == "SuccessfulCreate" {
+                "create"
+            } else {
+                "delete"
+            };
+            publish(
+                state,
+                cs,
+                EventType::Normal,
+                ok_reason,
+                format!("succeed to {verb} {what}"),
+                ok_reason,
+            )
+            .await;
+        }
+        Err(e) => {
+            let verb = if failed_reason == "FailedCreate" {
+                "create"
+            } else {
+                "delete"
+            };
+            publish(
+                state,
+                cs,
+                EventType::Warning,
+                failed_reason,
+                format!("failed to {verb} {what}: {e}"),
+                failed_reason,
+            )
+            .await;
+        }
+    }
+}
+
+/// A conditional pod patch planned against the pod the cache showed, when this pass already wrote that
+/// pod (the `InPlaceUpdateReady` condition before the in-place patch, as OpenKruise does): the only
+/// change since is ours, so the precondition moves to the version our write returned. Any other
+/// writer in between still makes the patch conflict.
+pub(super) fn chain_precondition<'a>(
+    step: &'a Step,
+    ours: &HashMap<String, (String, String)>,
+) -> std::borrow::Cow<'a, Step> {
+    let (Step::PatchPod { name, patch, .. } | Step::PatchPodStatus { name, patch }) = step else {
+        return std::borrow::Cow::Borrowed(step);
+    };
+    let planned = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(|v| v.as_str());
+    match (planned, ours.get(name)) {
+        (Some(planned), Some((seen, written))) if planned == seen => {
+            let mut step = step.clone();
+            if let Step::PatchPod { patch, .. } | Step::PatchPodStatus { patch, .. } = &mut step {
+                patch["metadata"]["resourceVersion"] = json!(written);
+            }
+            std::borrow::Cow::Owned(step)
+        }
+        _ => std::borrow::Cow::Borrowed(step),
+    }
+}
+
+/// 409: a precondition failed or the object already exists (the cache was behind); plan again soon.
+pub(super) fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
