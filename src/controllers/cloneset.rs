@@ -19,7 +19,7 @@ use std::{
 use k8s_openapi::{
     api::{
         apps::v1::ControllerRevision,
-        core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+        core::v1::{PersistentVolumeClaim, Pod},
     },
     jiff::Timestamp,
 };
@@ -28,9 +28,9 @@ use kruise_reconcile::cloneset::{Input, Options, Plan};
 use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
     Api, Resource as _, ResourceExt as _,
-    api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
+    api::{Patch, PatchParams},
     runtime::{
-        events::{Event, EventType, Recorder, Reporter},
+        events::{Recorder, Reporter},
         reflector::ObjectRef,
     },
 };

@@ -25,15 +25,13 @@ use serde_json::{Map, Value, json};
 
 use super::defaults::{Mutator, default_pod_spec, path};
 use super::field::{
-    ErrorList, GoValue, Path, forbidden, go_int_or_string, go_label_selector, go_string_map,
-    int_or_string_text, invalid, not_supported, required, str_at,
+    ErrorList, GoValue, Path, forbidden, go_label_selector, go_string_map, invalid, not_supported, required,
+    str_at,
 };
 use super::meta::{
-    name_is_dns_subdomain, scaled_value, selector_conversion_fails, selector_is_empty, selector_matches,
-    string_map, validate_label_selector, validate_nonnegative, validate_object_meta,
-    validate_object_meta_update,
+    name_is_dns_subdomain, selector_conversion_fails, selector_is_empty, selector_matches, string_map,
+    validate_label_selector, validate_nonnegative, validate_object_meta, validate_object_meta_update,
 };
-use super::sidecarset::{priority_strategy_error, scatter_strategy_error};
 use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
 use crate::{Decision, Settings, review::AdmissionRequest, view::ClusterView};
 

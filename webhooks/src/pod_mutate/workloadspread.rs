@@ -29,20 +29,20 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kruise_api::apps_v1beta1::{
-    TargetReference, WorkloadSpread, WorkloadSpreadStatus, WorkloadSpreadSubset, WorkloadSpreadSubsetStatus,
+    TargetReference, WorkloadSpread, WorkloadSpreadStatus, WorkloadSpreadSubsetStatus,
 };
 use kruise_core::{
     intstr::{self, Round},
     pod_state::is_active_json,
     workload_spread,
 };
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::{PodContext, StepOutput, StepResult};
 use crate::{
     Denial, StatusWrite, WriteTarget,
     owner::{self, ObjectRef, OwnedRef},
-    patch, selector,
+    selector,
     view::ClusterView,
 };
 

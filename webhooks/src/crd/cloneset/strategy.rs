@@ -20,7 +20,7 @@ pub(super) fn validate_scale_strategy(
 ) -> ErrorList {
     let path = Path::new("spec").child("scaleStrategy").child("podsToDelete");
     let mut errs = ErrorList::new();
-    let names: Vec<String> = super::meta::string_list(spec.pointer("/scaleStrategy/podsToDelete"));
+    let names: Vec<String> = crate::crd::meta::string_list(spec.pointer("/scaleStrategy/podsToDelete"));
     let mut seen = std::collections::BTreeSet::new();
     let dups: Vec<&str> = names
         .iter()
@@ -30,7 +30,7 @@ pub(super) fn validate_scale_strategy(
     if !dups.is_empty() {
         errs.push(invalid(
             &path,
-            GoValue::Raw(super::field::go_string_slice(
+            GoValue::Raw(crate::crd::field::go_string_slice(
                 "string",
                 spec.pointer("/scaleStrategy/podsToDelete"),
             )),
@@ -42,7 +42,7 @@ pub(super) fn validate_scale_strategy(
         return errs;
     }
     let old_names: Vec<String> = old
-        .map(|o| super::meta::string_list(o.pointer("/spec/scaleStrategy/podsToDelete")))
+        .map(|o| crate::crd::meta::string_list(o.pointer("/spec/scaleStrategy/podsToDelete")))
         .unwrap_or_default();
     let namespace = obj
         .pointer("/metadata/namespace")
@@ -58,7 +58,7 @@ pub(super) fn validate_scale_strategy(
                 name.as_str(),
                 format!(
                     "find pod {name} failed: pods {} not found",
-                    super::field::go_quote(name)
+                    crate::crd::field::go_quote(name)
                 ),
             )),
             Some(pod) if pod.metadata.deletion_timestamp.is_some() => errs.push(invalid(
@@ -274,7 +274,7 @@ pub(super) fn validate_strategy_v1beta1(s: &Value, replicas: i64) -> ErrorList {
 }
 
 fn go_parse_int_error(s: &str) -> String {
-    let quoted = super::field::go_quote(s);
+    let quoted = crate::crd::field::go_quote(s);
     let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
     if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
         format!("strconv.ParseInt: parsing {quoted}: value out of range")

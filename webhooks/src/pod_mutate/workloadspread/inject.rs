@@ -141,7 +141,7 @@ pub(super) fn inject(
     }
     value.push('}');
     let holder = json!({ "metadata": annotations_source.cloned_shallow() });
-    ops.extend(super::pub_annotation::set_annotations(
+    ops.extend(crate::pod_mutate::pub_annotation::set_annotations(
         &holder,
         &[(MATCHED_ANNOTATION, &value)],
     ));
