@@ -2,6 +2,8 @@
 //! general JSON-patch engine: tokens are decoded only when escaped, no undo log is kept (a failed patch
 //! discards the working copy), and `move` / `copy` — which no step emits — go to `json_patch`.
 
+use std::borrow::Cow;
+
 use json_patch::{PatchOperation, jsonptr::Pointer};
 use serde_json::Value;
 
@@ -110,9 +112,10 @@ pub fn undo_all(doc: &mut Value, ops: &mut [PatchOperation], undo: Vec<Undo>) {
                     continue;
                 };
                 if let Some(Value::Object(map)) = lookup(doc, parent) {
-                    let taken = match previous {
-                        Some(value) => map.insert(last, value),
-                        None => map.remove(&last),
+                    let taken = match (previous, map.get_mut(last.as_ref())) {
+                        (Some(value), Some(slot)) => Some(std::mem::replace(slot, value)),
+                        (Some(value), None) => map.insert(last.into_owned(), value),
+                        (None, _) => map.remove(last.as_ref()),
                     };
                     if let Some(taken) = taken {
                         give_back(&mut ops[op], taken);
@@ -170,7 +173,7 @@ fn add_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Res
     match lookup(doc, parent).ok_or("parent does not exist")? {
         Value::Object(map) => Ok(Undo::Entry {
             op,
-            previous: map.insert(last, value),
+            previous: map.insert(last.into_owned(), value),
         }),
         Value::Array(items) => {
             let index = if last == "-" {
@@ -194,7 +197,7 @@ fn replace_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) ->
     };
     match lookup(doc, parent).ok_or("path does not exist")? {
         Value::Object(map) => {
-            let slot = map.get_mut(&last).ok_or("path does not exist")?;
+            let slot = map.get_mut(last.as_ref()).ok_or("path does not exist")?;
             Ok(Undo::Entry {
                 op,
                 previous: Some(std::mem::replace(slot, value)),
@@ -220,7 +223,7 @@ fn remove_undoable(doc: &mut Value, path: &Pointer, op: usize) -> Result<Undo, &
     let (parent, last) = split(path).ok_or("cannot remove the root")?;
     match lookup(doc, parent).ok_or("parent does not exist")? {
         Value::Object(map) => {
-            let previous = map.remove(&last).ok_or("path does not exist")?;
+            let previous = map.remove(last.as_ref()).ok_or("path does not exist")?;
             Ok(Undo::Entry {
                 op,
                 previous: Some(previous),
@@ -263,9 +266,20 @@ fn array_index(token: &str, len: usize) -> Option<usize> {
     token.parse().ok().filter(|i| *i <= len)
 }
 
-fn split(path: &Pointer) -> Option<(&Pointer, String)> {
-    let (parent, last) = path.split_back()?;
-    Some((parent, last.decoded().into_owned()))
+/// The parent and the last token, decoded (borrowed unless escaped).
+fn split(path: &Pointer) -> Option<(&Pointer, Cow<'_, str>)> {
+    let (parent, _) = path.split_back()?;
+    let last = path.as_str().get(parent.as_str().len() + 1..)?;
+    Some((parent, decoded(last)))
+}
+
+/// An RFC 6901 token unescaped: `~1` is `/`, `~0` is `~`. Borrowed when there is no `~`.
+fn decoded(token: &str) -> Cow<'_, str> {
+    if token.contains('~') {
+        Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(token)
+    }
 }
 
 fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str> {
@@ -275,7 +289,7 @@ fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str
     };
     match lookup(doc, parent).ok_or("parent does not exist")? {
         Value::Object(map) => {
-            map.insert(last, value);
+            map.insert(last.into_owned(), value);
         }
         Value::Array(items) if last == "-" => items.push(value),
         Value::Array(items) => {
@@ -290,7 +304,7 @@ fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str
 fn remove(doc: &mut Value, path: &Pointer) -> Result<(), &'static str> {
     let (parent, last) = split(path).ok_or("cannot remove the root")?;
     match lookup(doc, parent).ok_or("parent does not exist")? {
-        Value::Object(map) => map.remove(&last).map(drop).ok_or("path does not exist"),
+        Value::Object(map) => map.remove(last.as_ref()).map(drop).ok_or("path does not exist"),
         Value::Array(items) => {
             let i = array_index(&last, items.len())
                 .filter(|i| *i < items.len())
