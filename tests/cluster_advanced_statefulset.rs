@@ -1,28 +1,16 @@
 //! In a cluster, Advanced StatefulSets (`apps.kruise.io/v1beta1` `statefulsets`, the targets of some
-//! WorkloadSpreads) are a registered kind: watched once the API server is found to serve them, and the
-//! webhooks' view answers for them like for the built-in workloads.
+//! WorkloadSpreads) are a registered kind with kruise-rs's CRD: watched, decoded into the typed struct,
+//! and answered by the webhooks' view like the built-in workloads.
 
 mod common;
 
 use std::time::Duration;
 
-use common::cluster::{self, ADVANCED_STATEFULSETS, CRDS};
-use kruise_core::{raw::AdvancedStatefulSet, view};
+use common::cluster::{self, ADVANCED_STATEFULSETS};
+use kruise_api::apps_v1beta1::StatefulSet as AdvancedStatefulSet;
+use kruise_core::view;
 use kruise_rs::cluster::ClusterCache;
 use serde_json::json;
-
-/// OpenKruise's Advanced StatefulSet CRD, as its chart installs it (kruise-rs does not ship it).
-fn advanced_stateful_set_crd() -> serde_json::Value {
-    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "statefulsets.apps.kruise.io"},
-        "spec": {"group": "apps.kruise.io", "scope": "Namespaced",
-            "names": {"plural": "statefulsets", "singular": "statefulset", "kind": "StatefulSet",
-                "listKind": "StatefulSetList", "shortNames": ["asts"]},
-            "versions": [{"name": "v1beta1", "served": true, "storage": true,
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
-                    "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.labelSelector"}}}]}})
-}
 
 fn advanced_stateful_set(replicas: i64) -> serde_json::Value {
     json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
@@ -33,7 +21,7 @@ fn advanced_stateful_set(replicas: i64) -> serde_json::Value {
 }
 
 async fn replicas_seen(cache: &ClusterCache) -> Option<i64> {
-    view::get::<AdvancedStatefulSet>(cache, "shop", "web").and_then(|set| set.replicas())
+    view::get::<AdvancedStatefulSet>(cache, "shop", "web").and_then(|set| set.spec.replicas.map(i64::from))
 }
 
 async fn eventually(cache: &ClusterCache, want: i64) {
@@ -51,7 +39,6 @@ async fn eventually(cache: &ClusterCache, want: i64) {
 async fn advanced_stateful_sets_are_watched_and_answered() {
     let cluster = cluster::start().await;
     cluster.namespace("shop").await;
-    cluster.create(CRDS, advanced_stateful_set_crd()).await;
     cluster
         .create(ADVANCED_STATEFULSETS, advanced_stateful_set(3))
         .await;

@@ -241,6 +241,12 @@ fn every_example_applies_and_manifests_install_into_a_fresh_playground() {
             );
             continue;
         }
+        if file.ends_with("config-samples/apps_v1beta1_statefulset.yaml") {
+            // Verbatim upstream scaffold (unknown `spec.foo`, no selector or template; see
+            // examples/openkruise-samples/README.md): kube-apiserver's schema refuses it too.
+            assert!(!success, "{file} was accepted");
+            continue;
+        }
         if !success && !admission_only {
             failures.push(format!("{file}: {err}"));
         }

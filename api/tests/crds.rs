@@ -59,6 +59,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "clonesets.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
             "sidecarsets.apps.kruise.io",
+            "statefulsets.apps.kruise.io",
             "workloadspreads.apps.kruise.io"
         ]
     );
@@ -90,7 +91,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
     }
     let sidecarset = &all[2];
     assert_eq!(sidecarset.spec.scope, "Cluster");
-    for crd in [&all[0], &all[1], &all[3]] {
+    for crd in [&all[0], &all[1], &all[3], &all[4]] {
         assert_eq!(crd.spec.scope, "Namespaced");
     }
 }
@@ -102,7 +103,8 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     assert_eq!(short(0), ["clone"]);
     assert_eq!(short(1), ["pub"]);
     assert!(short(2).is_empty());
-    assert_eq!(short(3), ["ws"]);
+    assert_eq!(short(3), ["sts", "asts"]);
+    assert_eq!(short(4), ["ws"]);
     let columns = |i: usize| -> Vec<String> {
         all[i].spec.versions[1]
             .additional_printer_columns
@@ -130,13 +132,25 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     assert_eq!(
         columns(3),
         [
+            "DESIRED=.spec.replicas",
+            "CURRENT=.status.replicas",
+            "UPDATED=.status.updatedReplicas",
+            "READY=.status.readyReplicas",
+            "AGE=.metadata.creationTimestamp",
+            "CONTAINERS=.spec.template.spec.containers[*].name",
+            "IMAGES=.spec.template.spec.containers[*].image",
+        ]
+    );
+    assert_eq!(
+        columns(4),
+        [
             "WorkloadName=.spec.targetRef.name",
             "WorkloadKind=.spec.targetRef.kind",
             "Adaptive=.spec.scheduleStrategy.type[?(@ == \"Adaptive\")]",
             "Age=.metadata.creationTimestamp",
         ]
     );
-    for v in &all[0].spec.versions {
+    for v in all[0].spec.versions.iter().chain(&all[3].spec.versions) {
         let scale = v
             .subresources
             .as_ref()
@@ -273,7 +287,40 @@ fn embedded_pod_objects_are_schemaless() {
         assert!(container["properties"].get("image").is_none());
         assert!(container["properties"].get("transferEnv").is_some());
 
-        let ws = schema(3, ver);
+        let sts = schema(3, ver);
+        let spec = &sts["properties"]["spec"]["properties"];
+        assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert!(spec["template"].get("properties").is_none());
+        assert_eq!(
+            spec["volumeClaimTemplates"]["items"]["x-kubernetes-preserve-unknown-fields"],
+            true
+        );
+        assert_eq!(
+            sts["properties"]["spec"]["required"],
+            serde_json::json!(["selector", "template"])
+        );
+        assert_eq!(
+            sts["properties"]["status"]["required"],
+            serde_json::json!([
+                "availableReplicas",
+                "currentReplicas",
+                "readyReplicas",
+                "replicas",
+                "updatedReplicas"
+            ])
+        );
+        let beta_only = ["reserveOrdinals", "ordinals", "lifecycle", "scaleStrategy"];
+        for field in beta_only {
+            assert_eq!(spec.get(field).is_some(), ver == 1, "{field} in version {ver}");
+        }
+        if ver == 1 {
+            assert_eq!(
+                spec["reserveOrdinals"]["items"]["x-kubernetes-int-or-string"],
+                true
+            );
+        }
+
+        let ws = schema(4, ver);
         let subset = &ws["properties"]["spec"]["properties"]["subsets"]["items"];
         assert_eq!(
             subset["properties"]["patch"]["x-kubernetes-preserve-unknown-fields"],
@@ -287,11 +334,11 @@ fn yaml_stream_has_one_document_per_crd() {
     let yaml = crds_yaml();
     assert_eq!(
         yaml.matches("\n---\n").count() + usize::from(yaml.starts_with("---\n")),
-        3
+        4
     );
     assert_eq!(yaml, crds_yaml(), "rendering is deterministic");
     let docs: Vec<Value> = serde_saphyr::from_multiple(&yaml).expect("YAML parses back");
-    assert_eq!(docs.len(), 4);
+    assert_eq!(docs.len(), 5);
     for (doc, crd) in docs.iter().zip(crds()) {
         assert_eq!(doc, &serde_json::to_value(&crd).unwrap());
     }

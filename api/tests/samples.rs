@@ -1,4 +1,4 @@
-//! Every CloneSet, SidecarSet, WorkloadSpread and PodUnavailableBudget document under
+//! Every CloneSet, SidecarSet, WorkloadSpread, PodUnavailableBudget and Advanced StatefulSet document under
 //! `examples/` must decode into the typed struct of its version, convert to the other
 //! version (and decode there), and survive the round trip back, exactly where OpenKruise's
 //! conversion is lossless.
@@ -48,8 +48,9 @@ impl Doc {
     }
 }
 
-const KINDS: [(&str, &str); 4] = [
+const KINDS: [(&str, &str); 5] = [
     ("apps.kruise.io", "CloneSet"),
+    ("apps.kruise.io", "StatefulSet"),
     ("apps.kruise.io", "SidecarSet"),
     ("apps.kruise.io", "WorkloadSpread"),
     ("policy.kruise.io", "PodUnavailableBudget"),
@@ -108,6 +109,8 @@ fn typed_round_trip(value: &Value) -> Result<Value, String> {
         ("SidecarSet", "v1beta1") => rt::<apps_v1beta1::SidecarSet>(kind, value),
         ("WorkloadSpread", "v1alpha1") => rt::<apps_v1alpha1::WorkloadSpread>(kind, value),
         ("WorkloadSpread", "v1beta1") => rt::<apps_v1beta1::WorkloadSpread>(kind, value),
+        ("StatefulSet", "v1alpha1") => rt::<apps_v1alpha1::StatefulSet>(kind, value),
+        ("StatefulSet", "v1beta1") => rt::<apps_v1beta1::StatefulSet>(kind, value),
         ("PodUnavailableBudget", "v1alpha1") => rt::<policy_v1alpha1::PodUnavailableBudget>(kind, value),
         ("PodUnavailableBudget", "v1beta1") => rt::<policy_v1beta1::PodUnavailableBudget>(kind, value),
         _ => Err(format!("unsupported {kind} {version}")),
@@ -149,7 +152,11 @@ fn is_zero(v: &Value) -> bool {
 }
 
 /// Fields kept verbatim from upstream samples although the API does not know them.
-const KNOWN_UPSTREAM_TYPOS: [(&str, &str); 2] = [
+const KNOWN_UPSTREAM_TYPOS: [(&str, &str); 3] = [
+    (
+        "openkruise-samples/config-samples/apps_v1beta1_statefulset.yaml",
+        ".spec.foo",
+    ),
     (
         "openkruise-samples/config-samples/apps_v1alpha1_sidecarset.yaml",
         ".spec.containers[1].resourcesPolicy.targetContainerMode",
@@ -291,6 +298,7 @@ fn every_sample_decodes_converts_and_round_trips() {
             Some("CloneSet") => kruise_api::cloneset_to_v1beta1(&doc.value).map(|_| ()),
             Some("SidecarSet") => kruise_api::sidecarset_to_v1beta1(&doc.value).map(|_| ()),
             Some("WorkloadSpread") => kruise_api::workloadspread_to_v1beta1(&doc.value).map(|_| ()),
+            Some("StatefulSet") => kruise_api::statefulset_to_v1beta1(&doc.value).map(|_| ()),
             _ => kruise_api::podunavailablebudget_to_v1beta1(&doc.value).map(|_| ()),
         };
         if let Err(e) = helper {
@@ -349,4 +357,19 @@ fn samples_cover_the_documented_features() {
     assert!(has(
         &|v| alpha(v, "WorkloadSpread") && subsets(v).iter().any(|s| s["maxReplicas"].is_string())
     ));
+    let rolling = |v: &Value| v["spec"]["updateStrategy"]["rollingUpdate"].clone();
+    assert!(has(&|v| alpha(v, "StatefulSet")
+        && rolling(v)["podUpdatePolicy"] == "InPlaceIfPossible"
+        && !rolling(v)["partition"].is_null()));
+    let beta = |v: &Value, kind: &str| {
+        v["kind"] == kind && v["apiVersion"].as_str().is_some_and(|a| a.ends_with("v1beta1"))
+    };
+    assert!(has(&|v| beta(v, "StatefulSet")
+        && v["spec"]["reserveOrdinals"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(Value::is_string))
+        && !v["spec"]["ordinals"].is_null()
+        && !v["spec"]["scaleStrategy"]["maxUnavailable"].is_null()
+        && !v["spec"]["persistentVolumeClaimRetentionPolicy"].is_null()
+        && !v["status"]["volumeClaims"].is_null()));
 }

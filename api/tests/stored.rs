@@ -18,6 +18,8 @@ fn decodes(value: &Value) -> Result<(), String> {
         ("SidecarSet", false) => decode::<apps_v1alpha1::SidecarSet>(kind, value).map(drop),
         ("WorkloadSpread", true) => decode::<apps_v1beta1::WorkloadSpread>(kind, value).map(drop),
         ("WorkloadSpread", false) => decode::<apps_v1alpha1::WorkloadSpread>(kind, value).map(drop),
+        ("StatefulSet", true) => decode::<apps_v1beta1::StatefulSet>(kind, value).map(drop),
+        ("StatefulSet", false) => decode::<apps_v1alpha1::StatefulSet>(kind, value).map(drop),
         ("PodUnavailableBudget", true) => {
             decode::<policy_v1beta1::PodUnavailableBudget>(kind, value).map(drop)
         }
@@ -39,6 +41,7 @@ fn minimal(api_version: &str, kind: &str) -> Value {
 
 const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "CloneSet"),
+    ("apps.kruise.io", "StatefulSet"),
     ("apps.kruise.io", "SidecarSet"),
     ("apps.kruise.io", "WorkloadSpread"),
     ("policy.kruise.io", "PodUnavailableBudget"),
@@ -138,12 +141,13 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/cluster/sidecarset.yaml"),
         include_str!("../../examples/cluster/workloadspread.yaml"),
         include_str!("../../examples/playground/cloneset.yaml"),
+        include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
     ]
     .iter()
     .flat_map(|text| serde_saphyr::from_multiple::<Value>(text).unwrap())
     .filter(|doc| KINDS.iter().any(|(_, kind)| doc["kind"] == *kind))
     .collect();
-    assert!(docs.len() >= 4, "{docs:?}");
+    assert!(docs.len() >= 5, "{docs:?}");
     let mut failures = Vec::new();
     for doc in &docs {
         assert_eq!(decodes(doc), Ok(()), "{doc}");

@@ -17,16 +17,13 @@ use k8s_openapi::api::{
 };
 use kruise_api::{
     PodRecord,
-    apps_v1beta1::{CloneSet, SidecarSet, WorkloadSpread},
+    apps_v1beta1::{CloneSet, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread},
     policy_v1beta1::PodUnavailableBudget,
 };
 use serde_json::Value;
 
+use crate::decode::{self, DecodeError};
 pub use crate::kind::{Backend, Kind, Lookup, is};
-use crate::{
-    decode::{self, DecodeError},
-    raw::AdvancedStatefulSet,
-};
 
 /// A kind with a store in [`Kinds`]: the typed way to reach it.
 pub trait Registered: Kind {
@@ -218,8 +215,9 @@ registry! {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::cloneset_to_v1beta1),
     },
-    /// OpenKruise's Advanced StatefulSets (`apps.kruise.io`), raw: any served version is kept as is.
+    /// OpenKruise's Advanced StatefulSets (`apps.kruise.io` `StatefulSet`), read as v1beta1.
     advanced_stateful_sets: AdvancedStatefulSet {
-        namespaced: true, status: false, optional: true, convert: None,
+        namespaced: true, status: false, optional: false,
+        convert: Some(kruise_api::statefulset_to_v1beta1),
     },
 }

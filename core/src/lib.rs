@@ -5,7 +5,6 @@
 //! The registry and the view are layered, each module using only those before it here:
 //!
 //! * [`decode`]: decoding what Kubernetes stores, naming the failing field;
-//! * [`raw`]: registered kinds without a typed struct yet (read as JSON);
 //! * [`kind`]: what one kind is ([`Kind`]) and the [`Lookup`] of its objects a view holds;
 //! * [`kinds`]: the one registry of the kinds kruise-rs reads (declaring a kind there gives it storage,
 //!   a reflector, loading from files, status writes and readiness gating; `docs/adding-a-kind.md`);
@@ -15,7 +14,7 @@
 //! * [`derived`]: indexes derived from one kind, rebuilt when that kind changes;
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
-//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`pod_state`], [`resource_version`],
+//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`ordinals`], [`pod_state`], [`resource_version`],
 //! [`workload_spread`], [`settings`] and [`feature_gates`].
 
 pub mod decode;
@@ -27,9 +26,9 @@ pub mod kind;
 pub mod kinds;
 pub mod lenient;
 pub mod names;
+pub mod ordinals;
 pub mod owner;
 pub mod pod_state;
-pub mod raw;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;

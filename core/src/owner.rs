@@ -22,7 +22,9 @@ use k8s_openapi::{
 use kruise_api::apps_v1beta1::CloneSet;
 use serde_json::Value;
 
-use crate::{raw::AdvancedStatefulSet, view::ClusterView};
+use kruise_api::apps_v1beta1::StatefulSet as AdvancedStatefulSet;
+
+use crate::view::ClusterView;
 
 mod replicas;
 
@@ -209,7 +211,7 @@ impl Workload {
                     .into(),
             ),
             Workload::CloneSet(o) => Some(o.spec.replicas.unwrap_or(1).into()),
-            Workload::AdvancedStatefulSet(o) => Some(o.replicas().unwrap_or(1)),
+            Workload::AdvancedStatefulSet(o) => Some(o.spec.replicas.unwrap_or(1).into()),
             Workload::Other(_) => None,
         }
     }
@@ -222,7 +224,7 @@ impl Workload {
             Workload::StatefulSet(o) => serde_json::to_value(&**o),
             Workload::Job(o) => serde_json::to_value(&**o),
             Workload::CloneSet(o) => serde_json::to_value(&**o),
-            Workload::AdvancedStatefulSet(o) => return o.to_json(),
+            Workload::AdvancedStatefulSet(o) => serde_json::to_value(&**o),
             Workload::Other(v) => return (**v).clone(),
         };
         json.unwrap_or(Value::Null)

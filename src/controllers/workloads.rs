@@ -6,7 +6,7 @@ use kruise_api::PodRecord;
 use std::{collections::BTreeSet, sync::Arc};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
-use kruise_core::raw::AdvancedStatefulSet;
+use kruise_api::apps_v1beta1::StatefulSet as AdvancedStatefulSet;
 use kube::Api;
 
 use super::{Context, Error, pods};
@@ -101,12 +101,7 @@ pub async fn resolve(
             let object = advanced_stateful_set(context, namespace, name).await?;
             object
                 .filter(|o| uid_matches(uid, o.metadata.uid.as_ref()))
-                .map(|o| {
-                    let replicas = o.replicas().map(|r| r as i32);
-                    let selector = o.rest.get("spec").and_then(|s| s.get("selector"));
-                    let selector = selector.and_then(|s| serde_json::from_value(s.clone()).ok());
-                    workload(&o.metadata, replicas, selector)
-                })
+                .map(|o| workload(&o.metadata, o.spec.replicas, o.spec.selector.clone()))
         }
         ("batch", "Job") => view
             .job(namespace, name)

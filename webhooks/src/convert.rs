@@ -122,6 +122,21 @@ mod tests {
     }
 
     #[test]
+    fn converts_an_advanced_statefulset_down_and_up_keeping_v1beta1_fields() {
+        let beta = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                     "reserveOrdinals": [1], "scaleStrategy": {"maxUnavailable": 2}}});
+        let out = convert_review(&review("apps.kruise.io/v1alpha1", json!([beta.clone()]))).unwrap();
+        assert_eq!(out.response["result"]["status"], "Success");
+        let alpha = &out.response["convertedObjects"][0];
+        assert_eq!(alpha["apiVersion"], "apps.kruise.io/v1alpha1");
+        assert!(alpha["spec"].get("reserveOrdinals").is_none());
+        let back = convert_review(&review("apps.kruise.io/v1beta1", json!([alpha]))).unwrap();
+        assert_eq!(back.response["convertedObjects"][0], beta);
+    }
+
+    #[test]
     fn an_object_that_cannot_be_converted_fails_the_review_with_its_name() {
         let good = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
             "metadata": {"name": "fine"}, "spec": {"replicas": 1}});

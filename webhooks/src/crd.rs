@@ -7,6 +7,8 @@
 //! | `/validate-apps-kruise-io-sidecarset` | SidecarSet | validation, conflicts with other SidecarSets |
 //! | `/mutate-apps-kruise-io-cloneset` | CloneSet | defaults (and pod-template defaults) |
 //! | `/validate-apps-kruise-io-cloneset` | CloneSet | deletion protection, then validation and immutable fields |
+//! | `/mutate-apps-kruise-io-statefulset` | Advanced StatefulSet | defaults (and pod-template defaults) |
+//! | `/validate-apps-kruise-io-statefulset` | Advanced StatefulSet | deletion protection, then validation and immutable fields |
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //!
@@ -39,6 +41,7 @@ pub mod meta;
 pub mod podspec;
 pub mod podunavailablebudget;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod workloadspread;
 
 use serde_json::Value;

@@ -101,6 +101,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    MutateAdvancedStatefulSet {
+        path: "/mutate-apps-kruise-io-statefulset",
+        handler: |request, view, settings| crate::crd::statefulset::mutate(request, settings),
+        registrations: [{
+            name: "mstatefulset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "statefulsets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     MutateSidecarSet {
         path: "/mutate-apps-kruise-io-sidecarset",
         handler: |request, view, settings| crate::crd::sidecarset::mutate(request),
@@ -233,13 +244,14 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// Advanced StatefulSet validation and deletion protection: sees every Advanced StatefulSet.
     ValidateAdvancedStatefulSet {
         path: "/validate-apps-kruise-io-statefulset",
-        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        handler: |request, view, settings| crate::crd::statefulset::validate(request, view, settings),
         registrations: [{
             name: "vstatefulset.kb.io",
             rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "statefulsets", CUD)],
-            scope: DeleteProtected,
+            scope: AllObjects,
             side_effects: None,
             failure_policy: Fail,
         }],

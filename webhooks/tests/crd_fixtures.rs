@@ -34,3 +34,13 @@ fn podunavailablebudget_validation() {
 fn workloadspread_validation() {
     run_fixture_file("workloadspread_validate");
 }
+
+#[test]
+fn statefulset_defaults() {
+    run_fixture_file("statefulset_mutate");
+}
+
+#[test]
+fn statefulset_validation() {
+    run_fixture_file("statefulset_validate");
+}

@@ -1,4 +1,4 @@
-//! Group `apps.kruise.io`: CloneSet, SidecarSet and WorkloadSpread.
+//! Group `apps.kruise.io`: CloneSet, SidecarSet, WorkloadSpread and Advanced StatefulSet.
 
 pub mod shared;
 pub mod v1alpha1;

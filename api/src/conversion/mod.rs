@@ -1,4 +1,4 @@
-//! Conversion between `v1alpha1` and `v1beta1` for the four kinds, following OpenKruise's
+//! Conversion between `v1alpha1` and `v1beta1` for the five kinds, following OpenKruise's
 //! `*_conversion.go` mappings.
 //!
 //! The conversion works on the JSON object: fields both versions share are carried over
@@ -23,6 +23,8 @@
 //! * WorkloadSpread: a condition without reason gets reason `Unknown`; v1beta1 condition
 //!   `observedGeneration` is dropped. A v1alpha1 condition without `lastTransitionTime` has no
 //!   valid v1beta1 form (`metav1.Condition` requires one); none is invented.
+//! * StatefulSet (Advanced): lossless; the v1beta1-only fields travel in the annotation
+//!   `kruise-rs.io/statefulset-v1beta1-fields` (`statefulset.rs`), where OpenKruise drops them.
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -39,6 +41,7 @@ mod cloneset;
 mod json;
 mod podunavailablebudget;
 mod sidecarset;
+mod statefulset;
 mod workloadspread;
 
 use serde::de::DeserializeOwned;
@@ -98,6 +101,7 @@ enum Kind {
     SidecarSet,
     WorkloadSpread,
     PodUnavailableBudget,
+    StatefulSet,
 }
 
 impl Kind {
@@ -106,6 +110,7 @@ impl Kind {
             (crate::apps::GROUP, "CloneSet") => Some(Self::CloneSet),
             (crate::apps::GROUP, "SidecarSet") => Some(Self::SidecarSet),
             (crate::apps::GROUP, "WorkloadSpread") => Some(Self::WorkloadSpread),
+            (crate::apps::GROUP, "StatefulSet") => Some(Self::StatefulSet),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -117,6 +122,7 @@ impl Kind {
             Self::SidecarSet => "SidecarSet",
             Self::WorkloadSpread => "WorkloadSpread",
             Self::PodUnavailableBudget => "PodUnavailableBudget",
+            Self::StatefulSet => "StatefulSet",
         }
     }
 
@@ -135,7 +141,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
-/// Converts `object` (any served version of the four kinds) to `desired_api_version`.
+/// Converts `object` (any served version of the five kinds) to `desired_api_version`.
 ///
 /// `desired_api_version` is `group/version` as in a ConversionReview (a bare version is read
 /// in the object's group). An object already at that version is returned unchanged.
@@ -169,6 +175,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::WorkloadSpread, false) => workloadspread::to_v1alpha1(&ctx, map)?,
         (Kind::PodUnavailableBudget, true) => podunavailablebudget::to_v1beta1(&ctx, map)?,
         (Kind::PodUnavailableBudget, false) => podunavailablebudget::to_v1alpha1(&ctx, map)?,
+        (Kind::StatefulSet, true) => statefulset::to_v1beta1(&ctx, map)?,
+        (Kind::StatefulSet, false) => statefulset::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -255,6 +263,16 @@ pub fn workloadspread_to_v1beta1(value: &Value) -> Result<apps_b::WorkloadSpread
 /// Reads a WorkloadSpread of either version as v1alpha1.
 pub fn workloadspread_to_v1alpha1(value: &Value) -> Result<apps_a::WorkloadSpread, ConversionError> {
     typed(value, Kind::WorkloadSpread, "v1alpha1")
+}
+
+/// Reads an Advanced StatefulSet of either version as v1beta1.
+pub fn statefulset_to_v1beta1(value: &Value) -> Result<apps_b::StatefulSet, ConversionError> {
+    typed(value, Kind::StatefulSet, "v1beta1")
+}
+
+/// Reads an Advanced StatefulSet of either version as v1alpha1.
+pub fn statefulset_to_v1alpha1(value: &Value) -> Result<apps_a::StatefulSet, ConversionError> {
+    typed(value, Kind::StatefulSet, "v1alpha1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.

@@ -123,8 +123,8 @@ fn registered_kinds_are_counted_as_custom_resources() {
         view.others_of("apps.kruise.io", "StatefulSet").is_none(),
         "stored as a registered kind"
     );
-    let set = crate::view::get::<crate::raw::AdvancedStatefulSet>(&view, "shop", "a").unwrap();
-    assert_eq!(set.replicas(), Some(2));
+    let set = crate::view::get::<kruise_api::apps_v1beta1::StatefulSet>(&view, "shop", "a").unwrap();
+    assert_eq!(set.spec.replicas, Some(2));
     assert_eq!(
         view.custom_resource_count("apps.kruise.io", "StatefulSet"),
         Some(2)

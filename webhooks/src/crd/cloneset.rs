@@ -593,7 +593,7 @@ fn frozen_spec(obj: &Value) -> Value {
 
 /// A minimal JSON diff: the first operation (as `op path`) that is not a replacement of
 /// `/containers/N/image`.
-fn first_non_image_change(old: &Value, new: &Value, at: &str) -> Option<String> {
+pub(crate) fn first_non_image_change(old: &Value, new: &Value, at: &str) -> Option<String> {
     match (old, new) {
         (Value::Object(a), Value::Object(b)) => {
             let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();

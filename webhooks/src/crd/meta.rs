@@ -234,6 +234,16 @@ pub fn validate_annotations(annotations: Option<&Value>, path: &Path) -> ErrorLi
 /// A name validator: the messages for a name (`prefix` when validating a `generateName`).
 pub type NameFn = fn(&str, bool) -> Vec<String>;
 
+/// `NameIsDNSLabel` (StatefulSet names: the pods' hostnames are `<name>-<ordinal>`).
+pub fn name_is_dns_label(name: &str, prefix: bool) -> Vec<String> {
+    let name = if prefix {
+        mask_trailing_dash(name)
+    } else {
+        name.to_string()
+    };
+    dns1123_label(&name)
+}
+
 /// `NameIsDNSSubdomain`.
 pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
     let name = if prefix {

@@ -87,6 +87,12 @@ pub fn assert_decodes(object: &Value) {
         ("apps.kruise.io/v1alpha1", "CloneSet") => {
             kruise_api::decode::<kruise_api::apps_v1alpha1::CloneSet>(kind, object).map(drop)
         }
+        ("apps.kruise.io/v1beta1", "StatefulSet") => {
+            kruise_api::decode::<kruise_api::apps_v1beta1::StatefulSet>(kind, object).map(drop)
+        }
+        ("apps.kruise.io/v1alpha1", "StatefulSet") => {
+            kruise_api::decode::<kruise_api::apps_v1alpha1::StatefulSet>(kind, object).map(drop)
+        }
         other => panic!("no typed decoder for {other:?}"),
     };
     result.unwrap_or_else(|e| panic!("defaulted object does not decode: {e}\n{object:#}"));

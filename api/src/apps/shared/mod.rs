@@ -3,4 +3,5 @@
 
 pub mod cloneset;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod workloadspread;

@@ -2,8 +2,10 @@
 
 pub mod cloneset;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod workloadspread;
 
 pub use cloneset::*;
 pub use sidecarset::*;
+pub use statefulset::*;
 pub use workloadspread::*;
