@@ -2,12 +2,12 @@
 //! status writes the decision depends on → encode. The HTTPS server and `kruise admit` both call
 //! [`Admission::answer`], so they give identical answers for the same review and state.
 
-pub mod width;
-
 use std::{sync::RwLock, time::Instant};
 
 use kruise_core::{MemoryView, StatusWrite};
-use kruise_webhooks::{AdmissionRequest, Decision, Review, ReviewError, ReviewResponse, Settings, Webhook};
+use kruise_webhooks::{
+    AdmissionRequest, Decision, Review, ReviewError, ReviewResponse, Settings, Webhook, width,
+};
 
 use crate::cluster::{
     ClusterCache,

@@ -87,6 +87,10 @@ pub struct ServingLimits {
     /// Requests handled at once at most (body reads included); one more is answered 503 at once.
     #[arg(long, default_value_t = 256)]
     pub max_concurrent_requests: usize,
+    /// Bytes of request bodies held at once, all requests together; a request that would go over is
+    /// answered 503.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024 * 1024)]
+    pub max_buffered_body_bytes: usize,
     /// Seconds to complete a TLS handshake.
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
     pub handshake_timeout: Duration,

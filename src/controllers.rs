@@ -59,6 +59,8 @@ impl ControllerView for MemoryView {}
 pub struct Context {
     pub client: kube::Client,
     pub view: Arc<dyn ControllerView>,
+    /// The `kruise_sidecarset_uninjected_pods` gauge the SidecarSet controller sets.
+    pub uninjected_pods: crate::server::metrics::UninjectedPods,
 }
 
 /// Errors of one reconcile; the error policy requeues with backoff.

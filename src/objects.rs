@@ -6,24 +6,18 @@
 //! YAML file at most [`MAX_YAML_NODES`] nodes.
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::HashSet,
     io::Read as _,
     path::{Path, PathBuf},
 };
 
-use serde_json::{Value, value::RawValue};
-use serde_saphyr::budget::BudgetBreach;
+use kruise_core::documents::{self, DocumentError, NODES_PER_POD, Position, Stop};
+use serde_json::Value;
+
+pub use kruise_core::documents::MAX_YAML_NODES;
 
 /// Largest file read (10,000 realistic pods as JSON take about 60 MiB).
 pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
-
-/// Most YAML nodes (mappings, sequences and scalars) in one file: room for 10,000 realistic pods (a pod
-/// as kube-apiserver stores it has about 520 nodes). YAML parses an order of magnitude slower than JSON;
-/// bigger sets belong in JSON.
-pub const MAX_YAML_NODES: usize = 6_000_000;
-
-/// Nodes of a realistic pod, rounded up: what the messages count pods in.
-const NODES_PER_POD: usize = 600;
 
 /// Why objects could not be read. The messages name the file (and document); the cause, when there is
 /// one, is the error's source, so a chain prints it once.
@@ -209,127 +203,28 @@ fn visit_objects<E: From<ObjectsError>>(
     path: &Path,
     visit: &mut impl FnMut(Value, Location<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let parse_error = |e: &dyn std::fmt::Display| ObjectsError::Parse {
-        path: path.into(),
-        message: e.to_string(),
-    };
-    fn json_items(raw: &str) -> Result<Vec<&RawValue>, serde_json::Error> {
-        serde_json::from_str(raw)
-    }
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
-        // A JSON array: items are parsed one at a time from their raw text.
-        for (index, item) in json_items(text)
-            .map_err(|e| parse_error(&e))?
-            .into_iter()
-            .enumerate()
-        {
-            let doc = serde_json::from_str(item.get()).map_err(|e| parse_error(&e))?;
-            visit_document(doc, index, path, visit)?;
-        }
-        return Ok(());
-    }
-    if trimmed.starts_with('{')
-        && let Some(items) = json_list_items(text).map_err(|e| parse_error(&e))?
-    {
-        // A JSON `kind: …List` (`kubectl get -o json`): its items one at a time.
-        for (index, item) in json_items(items.get())
-            .map_err(|e| parse_error(&e))?
-            .into_iter()
-            .enumerate()
-        {
-            let at = Location {
-                path,
-                document: 1,
-                item: Some(index + 1),
-            };
-            visit(serde_json::from_str(item.get()).map_err(|e| parse_error(&e))?, at)?;
-        }
-        return Ok(());
-    }
-    let documents: Vec<Value> = if trimmed.starts_with('{') {
-        vec![serde_json::from_str(text).map_err(|e| parse_error(&e))?]
-    } else {
-        parse_yaml(text, path, MAX_YAML_NODES)?
-    };
-    for (index, doc) in documents.into_iter().enumerate() {
-        visit_document(doc, index, path, visit)?;
-    }
-    Ok(())
-}
-
-/// The documents of a YAML stream of at most `max_nodes` nodes.
-fn parse_yaml(text: &str, path: &Path, max_nodes: usize) -> Result<Vec<Value>, ObjectsError> {
-    let mut budget = serde_saphyr::Budget::default();
-    budget.max_nodes = max_nodes;
-    // Every node is an event or two (collections open and close).
-    budget.max_events = max_nodes.saturating_mul(3);
-    let mut options = serde_saphyr::Options::default();
-    options.budget = Some(budget);
-    serde_saphyr::from_multiple_with_options(text, options).map_err(|e| match e.without_snippet() {
-        serde_saphyr::Error::Budget {
-            breach: BudgetBreach::Nodes { .. } | BudgetBreach::Events { .. },
-            ..
-        } => ObjectsError::YamlTooLarge {
-            path: path.into(),
-            limit: max_nodes,
-        },
-        e => ObjectsError::Parse {
-            path: path.into(),
-            message: e.to_string(),
-        },
+    documents::for_each_document(text, MAX_YAML_NODES, &mut |object, at: Position| {
+        let at = Location {
+            path,
+            document: at.document,
+            item: at.item,
+        };
+        visit(object, at)
+    })
+    .map_err(|stop| match stop {
+        Stop::Document(e) => ObjectsError::in_file(path, e).into(),
+        Stop::Visit(e) => e,
     })
 }
 
-/// The raw `items` of a JSON object whose `kind` ends in `List` and whose `items` is an array.
-fn json_list_items(text: &str) -> Result<Option<&RawValue>, serde_json::Error> {
-    let fields: BTreeMap<String, &RawValue> = serde_json::from_str(text)?;
-    let kind = fields
-        .get("kind")
-        .and_then(|k| serde_json::from_str::<String>(k.get()).ok());
-    let items = fields.get("items").copied().filter(|i| i.get().starts_with('['));
-    Ok(items.filter(|_| kind.is_some_and(|k| k.ends_with("List"))))
-}
-
-/// One document: skipped when empty, an error without a kind, its items when it is a `List`.
-fn visit_document<E: From<ObjectsError>>(
-    doc: Value,
-    index: usize,
-    path: &Path,
-    visit: &mut impl FnMut(Value, Location<'_>) -> Result<(), E>,
-) -> Result<(), E> {
-    let not_an_object = || ObjectsError::NotAnObject {
-        path: path.into(),
-        index: index + 1,
-    };
-    let Value::Object(mut map) = doc else {
-        if doc.is_null() {
-            return Ok(());
+impl ObjectsError {
+    fn in_file(path: &Path, error: DocumentError) -> Self {
+        let path = path.to_path_buf();
+        match error {
+            DocumentError::Parse(message) => ObjectsError::Parse { path, message },
+            DocumentError::NotAnObject { index } => ObjectsError::NotAnObject { path, index },
+            DocumentError::YamlTooLarge { limit } => ObjectsError::YamlTooLarge { path, limit },
         }
-        return Err(not_an_object().into());
-    };
-    let Some(kind) = map.get("kind").and_then(Value::as_str) else {
-        return Err(not_an_object().into());
-    };
-    if kind.ends_with("List") && map.get("items").is_some_and(Value::is_array) {
-        if let Some(Value::Array(items)) = map.remove("items") {
-            for (item, object) in items.into_iter().enumerate() {
-                let at = Location {
-                    path,
-                    document: index + 1,
-                    item: Some(item + 1),
-                };
-                visit(object, at)?;
-            }
-        }
-        Ok(())
-    } else {
-        let at = Location {
-            path,
-            document: index + 1,
-            item: None,
-        };
-        visit(Value::Object(map), at)
     }
 }
 
@@ -342,45 +237,18 @@ mod tests {
         parse_objects(text, Path::new("t.yaml"), &mut out).map(|()| out)
     }
 
-    #[test]
-    fn multi_document_yaml_and_lists() {
-        let objs = parse(
-            "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n---\napiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: p}}\n- {apiVersion: v1, kind: Pod, metadata: {name: q}}\n",
-        )
-        .unwrap();
-        let names: Vec<_> = objs
-            .iter()
-            .map(|o| o["metadata"]["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["a", "p", "q"]);
-    }
-
-    #[test]
-    fn json_object_and_array() {
-        assert_eq!(
-            parse(r#"{"kind":"Pod","metadata":{"name":"p"}}"#).unwrap().len(),
-            1
-        );
-        assert_eq!(parse(r#"[{"kind":"Pod"},{"kind":"Pod"}]"#).unwrap().len(), 2);
-    }
-
-    #[test]
-    fn json_lists_are_read_item_by_item() {
-        let objs = parse(
-            r#"{"apiVersion":"v1","kind":"List","metadata":{},"items":[{"kind":"Pod","metadata":{"name":"p"}},{"kind":"Pod","metadata":{"name":"q"}}]}"#,
-        )
-        .unwrap();
-        let names: Vec<_> = objs
-            .iter()
-            .map(|o| o["metadata"]["name"].as_str().unwrap())
-            .collect();
-        assert_eq!(names, ["p", "q"]);
-        // Not a list after all: the object itself.
-        assert_eq!(parse(r#"{"kind":"PodList","items":"none"}"#).unwrap().len(), 1);
-        assert!(matches!(
-            parse(r#"{"kind":"List","items":[{"kind":"Pod"},{"kind":]}"#).unwrap_err(),
-            ObjectsError::Parse { .. }
-        ));
+    /// The documents of `text`, read with a YAML budget of `max_nodes`.
+    fn parse_yaml(text: &str, path: &Path, max_nodes: usize) -> Result<Vec<Value>, ObjectsError> {
+        let mut out = Vec::new();
+        documents::for_each_document(text, max_nodes, &mut |object, _| {
+            out.push(object);
+            Ok::<(), ObjectsError>(())
+        })
+        .map_err(|stop| match stop {
+            Stop::Document(e) => ObjectsError::in_file(path, e),
+            Stop::Visit(e) => e,
+        })?;
+        Ok(out)
     }
 
     #[test]
@@ -512,7 +380,11 @@ mod tests {
         // A pod as kube-apiserver stores it (managedFields, status); JSON is YAML too.
         let review: Value =
             serde_json::from_str(include_str!("../benches/data/pod-create-review.json")).unwrap();
-        let pod = serde_json::to_string_pretty(&review["request"]["object"]).unwrap();
+        // The leading `---` makes the loader read it as YAML (a text starting with `{` is read as JSON).
+        let pod = format!(
+            "---\n{}",
+            serde_json::to_string_pretty(&review["request"]["object"]).unwrap()
+        );
         let nodes = yaml_nodes(&pod);
         assert!(nodes > 100 && nodes <= NODES_PER_POD, "{nodes}");
         assert!(

@@ -1,6 +1,8 @@
 //! `kruise serve`: the webhooks over HTTPS, metrics and probes over plain HTTP, graceful shutdown.
 
+mod activity;
 pub mod connections;
+mod error_bodies;
 pub mod events;
 pub mod health;
 pub mod metrics;
@@ -261,6 +263,7 @@ async fn cluster_state(
     let synced = cache.clone();
     let ready = readiness.clone();
     let controller_client = client.clone();
+    let uninjected_pods = metrics.sidecarset_uninjected_pods.clone();
     let caches = tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {
             tracing::info!("cluster caches synced");
@@ -270,6 +273,7 @@ async fn cluster_state(
             let context = controllers::Context {
                 client: controller_client,
                 view: Arc::new(synced),
+                uninjected_pods,
             };
             // Runs until this task is aborted ([`Running::stop`]), which stops the controllers.
             controllers::run_while_leading(context, leading).await;

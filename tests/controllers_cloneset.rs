@@ -57,6 +57,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
     let controller = tokio::spawn(controllers::cloneset::run(Context {
         client: cluster.client.clone(),
         view: Arc::new(cache),
+        uninjected_pods: Default::default(),
     }));
     Env { cluster, controller }
 }

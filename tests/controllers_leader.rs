@@ -36,6 +36,7 @@ async fn controllers_start_on_leadership_and_stop_when_it_is_lost() {
         Context {
             client: cluster.client.clone(),
             view: Arc::new(MemoryView::default()),
+            uninjected_pods: Default::default(),
         },
         receiver,
     );

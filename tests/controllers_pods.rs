@@ -14,6 +14,7 @@ fn context(cluster: &Cluster) -> Context {
     Context {
         client: cluster.client.clone(),
         view: Arc::new(MemoryView::default()),
+        uninjected_pods: Default::default(),
     }
 }
 

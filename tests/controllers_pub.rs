@@ -60,6 +60,7 @@ async fn start(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
     tokio::spawn(controllers::pub_status::run(Context {
         client,
         view: Arc::new(cache),
+        uninjected_pods: Default::default(),
     }))
 }
 

@@ -47,6 +47,7 @@ async fn run_controller(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
     tokio::spawn(controllers::workload_spread::run(Context {
         client,
         view: Arc::new(cache),
+        uninjected_pods: Default::default(),
     }))
 }
 

@@ -377,3 +377,109 @@ async fn wide_pods_are_refused_naming_the_limit_and_large_reviews_are_answered()
         "request object is too wide: spec has 5000 containers (all kinds); at most 1000 are accepted"
     );
 }
+
+/// Sends `bytes` on a fresh connection (write errors ignored: the server may answer and close first)
+/// and returns what it answers.
+async fn raw(server: &Server, bytes: &[u8]) -> String {
+    let mut stream = server.connect().await;
+    let _ = stream.write_all(bytes).await;
+    let _ = stream.flush().await;
+    read_until_closed(&mut stream).await
+}
+
+/// The JSON `Status` body of a raw answer, checked to be one with `code` and `reason`.
+fn assert_status(answer: &str, code: u16, reason: &str) {
+    assert!(answer.starts_with(&format!("HTTP/1.1 {code} ")), "{answer}");
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((answer, ""));
+    assert!(head.contains("content-type: application/json"), "{answer}");
+    let status: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"));
+    assert_eq!(status["kind"], "Status", "{answer}");
+    assert_eq!(status["code"], code, "{answer}");
+    assert_eq!(status["reason"], reason, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparseable_requests_and_unreadable_bodies_get_json_status_with_their_own_reason() {
+    let server = Server::start(&["--body-read-timeout", "5"], 1024).await;
+    // hyper's own answers: a request line, a header line, a header over 64 KiB.
+    assert_status(&raw(&server, b"GARBAGE\r\n\r\n").await, 400, "BadRequest");
+    let bad_header = b"POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\nx-bad: a\x00b\r\n\r\n";
+    assert_status(&raw(&server, bad_header).await, 400, "BadRequest");
+    // hyper checks its 64 KiB buffer between reads, so a header a little over it can still be read
+    // whole when it arrives in one read; four times over never is.
+    let big = format!(
+        "POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\nx-big: {}\r\n\r\n",
+        "x".repeat(256 << 10)
+    );
+    let answer = raw(&server, big.as_bytes()).await;
+    assert_status(&answer, 431, "RequestHeaderFieldsTooLarge");
+    assert!(answer.contains("larger than 65536 bytes"), "{answer}");
+
+    // On a keep-alive connection, after an answered review: the review's answer, then the Status.
+    let review = common::review("delete-namespace-shop.json");
+    let mut both = head(review.len()).into_bytes();
+    both.extend_from_slice(&review);
+    both.extend_from_slice(b"GARBAGE\r\n\r\n");
+    let answer = raw(&server, &both).await;
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let second = &answer[answer.find("HTTP/1.1 400 ").unwrap_or_else(|| panic!("{answer}"))..];
+    assert_status(second, 400, "BadRequest");
+
+    // A body that cannot be read is a 400 naming why, not a 413.
+    let chunked = "POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+                   transfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n";
+    let answer = raw(&server, chunked.as_bytes()).await;
+    assert_status(&answer, 400, "BadRequest");
+    assert!(answer.contains("cannot read the request body"), "{answer}");
+    // A chunked body over 8 MiB (no length declared) is a 413.
+    let mut stream = server.connect().await;
+    let start = "POST /validate-namespace HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
+                 transfer-encoding: chunked\r\n\r\n";
+    let _ = stream.write_all(start.as_bytes()).await;
+    for _ in 0..9 {
+        let _ = stream.write_all(format!("{:x}\r\n", 1 << 20).as_bytes()).await;
+        let _ = stream.write_all(&vec![b' '; 1 << 20]).await;
+        let _ = stream.write_all(b"\r\n").await;
+    }
+    let answer = read_until_closed(&mut stream).await;
+    assert_status(&answer, 413, "RequestEntityTooLarge");
+    // And the server still answers reviews.
+    assert_eq!(server.review().await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_over_the_buffered_bytes_budget_are_shed_with_503() {
+    let server = Server::start(&["--max-buffered-body-bytes", "1048576"], 1024).await;
+    // An upload that declares 4 MiB and stalls after 900 KiB holds 900 KiB of the 1 MiB budget.
+    let mut stalled = server.connect().await;
+    stalled.write_all(head(4 << 20).as_bytes()).await.unwrap();
+    stalled.write_all(&vec![b' '; 900 << 10]).await.unwrap();
+    stalled.flush().await.unwrap();
+    eventually("900 KiB buffered", Duration::from_secs(5), || async {
+        server.metric("kruise_webhook_buffered_body_bytes").await >= (900 << 10) as f64
+    })
+    .await;
+    // A 200 KiB review does not fit: 503 with a JSON Status, at once.
+    let mut padded = common::review("delete-namespace-shop.json");
+    padded.resize(200 << 10, b' ');
+    let asked = Instant::now();
+    let (status, body) = server.post("/validate-namespace", padded.clone()).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["kind"], "Status");
+    assert_eq!(body["reason"], "ServiceUnavailable");
+    assert!(
+        body["message"].as_str().unwrap().contains("1048576 bytes"),
+        "{body}"
+    );
+    assert!(asked.elapsed() < Duration::from_secs(1));
+    // A small review still fits.
+    assert_eq!(server.review().await.0, 200);
+    // Once the upload is gone, its bytes are released and the large review is answered.
+    drop(stalled);
+    eventually("bytes released", Duration::from_secs(5), || async {
+        server.metric("kruise_webhook_buffered_body_bytes").await == 0.0
+    })
+    .await;
+    let (status, body) = server.post("/validate-namespace", padded).await;
+    assert_eq!(status, 200, "{body}");
+}

@@ -122,6 +122,30 @@ struct Env {
 }
 
 impl Env {
+    /// A playground with kruise-rs (kubelet delay 300 ms), a kubeconfig for kubectl, namespace `NS`.
+    async fn start() -> Env {
+        let pg = start(Options {
+            kubelet_delay: Duration::from_millis(300),
+            ..Options::default()
+        })
+        .await
+        .expect("playground starts");
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = pg
+            .write_kubeconfig(&dir.path().join("playground.kubeconfig"))
+            .unwrap();
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap();
+        Api::<Namespace>::all(pg.client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+        Env {
+            pg,
+            kubeconfig,
+            _dir: dir,
+        }
+    }
+
     async fn pods(&self) -> Vec<Value> {
         let api: Api<Pod> = Api::namespaced(self.pg.client.clone(), NS);
         let list = api.list(&ListParams::default().labels("app=web")).await.unwrap();
@@ -175,26 +199,7 @@ impl Env {
 
 #[tokio::test]
 async fn a_new_sidecar_image_reaches_running_pods_in_place_within_max_unavailable_and_partition() {
-    let pg = start(Options {
-        kubelet_delay: Duration::from_millis(300),
-        ..Options::default()
-    })
-    .await
-    .expect("playground starts");
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = pg
-        .write_kubeconfig(&dir.path().join("playground.kubeconfig"))
-        .unwrap();
-    let env = Env {
-        pg,
-        kubeconfig,
-        _dir: dir,
-    };
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap();
-    Api::<Namespace>::all(env.pg.client.clone())
-        .create(&PostParams::default(), &ns)
-        .await
-        .unwrap();
+    let env = Env::start().await;
     let k = env.kubeconfig.clone();
     kubectl(
         &k,
@@ -325,4 +330,92 @@ async fn a_new_sidecar_image_reaches_running_pods_in_place_within_max_unavailabl
     let row: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
     assert_eq!(&row[..4], ["log-agent", "4", "4", "4"], "{table}");
     watch.abort();
+}
+
+fn working_twin(pod: &Value) -> String {
+    let raw = pod["metadata"]["annotations"]["kruise.io/sidecarset-working-hotupgrade-container"]
+        .as_str()
+        .unwrap_or("{}");
+    let map: BTreeMap<String, String> = serde_json::from_str(raw).unwrap_or_default();
+    map.get("agent").cloned().unwrap_or_default()
+}
+
+/// Every pod: `working` is the working twin on `image`, the other twin on the empty image, all ready.
+fn hot_state(pods: &[Value], working: &str, image: &str) -> bool {
+    let idle = if working == "agent-1" {
+        "agent-2"
+    } else {
+        "agent-1"
+    };
+    pods.iter().all(|p| {
+        ready(p)
+            && working_twin(p) == working
+            && image_of(p, working) == image
+            && image_of(p, idle) == "agent-empty:1"
+    })
+}
+
+#[tokio::test]
+async fn a_hot_upgrade_flips_the_working_twin_twice_without_restarting_the_app() {
+    let env = Env::start().await;
+    let k = env.kubeconfig.clone();
+    let hot = |image: &str| {
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+            "metadata": {"name": "log-agent"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                "containers": [{"name": "agent", "image": image,
+                    "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "agent-empty:1"}}],
+                "updateStrategy": {"maxUnavailable": 1}}})
+        .to_string()
+    };
+    kubectl(&k, &["apply", "-f", "-"], Some(hot("agent:1.0"))).await;
+    kubectl(&k, &["apply", "-f", "-"], Some(clone_set(2).to_string())).await;
+    env.wait("2 ready pods, agent-1 working", 60, async || {
+        let pods = env.pods().await;
+        pods.len() == 2 && hot_state(&pods, "agent-1", "agent:1.0")
+    })
+    .await;
+    let before: BTreeMap<String, i64> = env
+        .pods()
+        .await
+        .iter()
+        .map(|p| {
+            (
+                p["metadata"]["uid"].as_str().unwrap().to_string(),
+                restarts(p, "main"),
+            )
+        })
+        .collect();
+    let most_not_ready = Arc::new(Mutex::new(0));
+    let watch = tokio::spawn(record_not_ready(
+        Api::namespaced(env.pg.client.clone(), NS),
+        most_not_ready.clone(),
+    ));
+    for (image, working) in [("agent:2.0", "agent-2"), ("agent:3.0", "agent-1")] {
+        kubectl(&k, &["apply", "-f", "-"], Some(hot(image))).await;
+        env.wait(
+            &format!("{working} working on {image}, the other twin empty"),
+            60,
+            async || hot_state(&env.pods().await, working, image),
+        )
+        .await;
+        env.wait("the status counts the pods", 30, async || {
+            env.counts().await == (2, 2, 2, 2)
+        })
+        .await;
+    }
+    watch.abort();
+    let after = env.pods().await;
+    for p in &after {
+        let uid = p["metadata"]["uid"].as_str().unwrap();
+        assert_eq!(
+            before.get(uid),
+            Some(&restarts(p, "main")),
+            "same pods, the app never restarted"
+        );
+    }
+    assert!(
+        *most_not_ready.lock().unwrap() <= 1,
+        "never more than maxUnavailable not ready"
+    );
 }

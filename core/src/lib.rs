@@ -14,11 +14,14 @@
 //! * [`derived`]: indexes derived from one kind, rebuilt when that kind changes;
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
-//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`ordinals`], [`pod_state`], [`resource_version`],
-//! [`workload_spread`], [`settings`] and [`feature_gates`].
+//! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`ordinals`], [`pod_state`],
+//! [`quantity`], [`resource_version`], [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`]
+//! and [`feature_gates`]; and [`documents`], objects in YAML or JSON text (the `--objects` loader without
+//! the files).
 
 pub mod decode;
 pub mod derived;
+pub mod documents;
 pub mod feature_gates;
 pub mod go;
 pub mod intstr;
@@ -29,10 +32,13 @@ pub mod names;
 pub mod ordinals;
 pub mod owner;
 pub mod pod_state;
+pub mod pub_protection;
+pub mod quantity;
 pub mod resource_version;
 pub mod selector;
 pub mod settings;
 pub mod shape;
+pub mod sidecarset;
 pub mod view;
 pub mod workload_spread;
 

@@ -1,10 +1,11 @@
-//! Is a pod available right now? OpenKruise's PodUnavailableBudget notions of "ready" and "state
-//! consistent" (kubelet has caught up with the spec after an in-place update), as
-//! `pkg/control/pubcontrol/pub_control.go` (`IsPodReady`, `IsPodStateConsistent`) decides them. The
-//! admission webhook and the PUB status planner both ask.
+//! Questions about one pod's state, asked by webhooks, planners and the binary alike: is it active, what
+//! is its phase, is it ready (Kubernetes' notion, and PodUnavailableBudget's), and is its state
+//! consistent (kubelet has caught up with the spec after an in-place update). The PUB notions follow
+//! OpenKruise's `pkg/control/pubcontrol/pub_control.go` (`IsPodReady`, `IsPodStateConsistent`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_api::{
     PodRecord,
@@ -12,6 +13,7 @@ use kruise_api::{
     policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX,
 };
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::names::{SIDECAR_INJECTED_ENV, SIDECARSET_INJECTED_LIST_ANNOTATION};
 
@@ -36,15 +38,52 @@ pub fn has_unavailable_label(meta: &ObjectMeta) -> bool {
         .is_some_and(|l| l.keys().any(|k| k.starts_with(UNAVAILABLE_LABEL_PREFIX)))
 }
 
-/// Running, condition Ready=True, not being deleted, no unavailable label.
+/// Kubernetes' `IsPodActive`: not `Succeeded`, not `Failed`, not being deleted. Controllers count only
+/// active pods; OpenKruise injects sidecars and books WorkloadSpread subsets only for them.
+pub fn is_active(pod: &PodRecord) -> bool {
+    active(Some(phase(pod)), pod.metadata.deletion_timestamp.is_some())
+}
+
+/// [`is_active`] of a pod as raw JSON (an admission request's object).
+pub fn is_active_json(pod: &Value) -> bool {
+    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    let deleting = pod
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null());
+    active(phase, deleting)
+}
+
+fn active(phase: Option<&str>, deleting: bool) -> bool {
+    !matches!(phase, Some("Succeeded" | "Failed")) && !deleting
+}
+
+/// `status.phase`, `""` when unset.
+pub fn phase(pod: &PodRecord) -> &str {
+    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
+}
+
+/// A pod condition by type.
+pub fn condition<'a>(pod: &'a PodRecord, type_: &str) -> Option<&'a PodCondition> {
+    pod.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)
+}
+
+/// Kubernetes' `IsPodReady`: condition `Ready=True`.
 pub fn is_ready(pod: &PodRecord) -> bool {
-    let status = pod.status.as_ref();
-    let running = status.and_then(|s| s.phase.as_deref()) == Some("Running");
-    let ready = status
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-        .is_some_and(|c| c.status == "True");
-    running && ready && pod.metadata.deletion_timestamp.is_none() && !has_unavailable_label(&pod.metadata)
+    condition(pod, "Ready").is_some_and(|c| c.status == "True")
+}
+
+/// PodUnavailableBudget's notion of ready (OpenKruise's `pubcontrol` `IsPodReady`): running, condition
+/// `Ready=True`, not being deleted, no unavailable label.
+pub fn is_ready_for_pub(pod: &PodRecord) -> bool {
+    phase(pod) == "Running"
+        && is_ready(pod)
+        && pod.metadata.deletion_timestamp.is_none()
+        && !has_unavailable_label(&pod.metadata)
 }
 
 /// A parsed image reference: repository name, tag and digest (either may be empty).
@@ -344,6 +383,31 @@ mod tests {
 
     const D: &str = "sha256:a9286defaba7b3a519d585ba0e37d0b2cbee74ebfe590960b0b1d6a5e97d1e1d";
 
+    #[test]
+    fn active_means_not_succeeded_not_failed_not_deleting() {
+        for (phase, deleting, active) in [
+            ("Running", false, true),
+            ("Pending", false, true),
+            ("", false, true),
+            ("Succeeded", false, false),
+            ("Failed", false, false),
+            ("Running", true, false),
+        ] {
+            let mut value = serde_json::json!({"metadata": {"name": "a"}, "status": {"phase": phase}});
+            if deleting {
+                value["metadata"]["deletionTimestamp"] = serde_json::json!("2026-01-01T00:00:00Z");
+            }
+            assert_eq!(
+                is_active_json(&value),
+                active,
+                "json: {phase} deleting={deleting}"
+            );
+            assert_eq!(is_active(&pod(value)), active, "{phase} deleting={deleting}");
+        }
+        let unset = serde_json::json!({"metadata": {"deletionTimestamp": null}});
+        assert!(is_active_json(&unset), "a null deletionTimestamp is no deletion");
+    }
+
     fn pod(v: serde_json::Value) -> PodRecord {
         serde_json::from_value(v).unwrap()
     }
@@ -369,19 +433,23 @@ mod tests {
     fn ready_needs_running_ready_no_deletion_no_unavailable_label() {
         let base = json!({"metadata": {"name": "p"}, "status": {"phase": "Running",
             "conditions": [{"type": "Ready", "status": "True"}]}});
-        assert!(is_ready(&pod(base.clone())));
+        assert!(is_ready_for_pub(&pod(base.clone())));
         let mut v = base.clone();
         v["status"]["phase"] = json!("Pending");
-        assert!(!is_ready(&pod(v)));
+        assert!(
+            is_ready(&pod(v.clone())),
+            "Kubernetes' notion: the Ready condition alone"
+        );
+        assert!(!is_ready_for_pub(&pod(v)));
         let mut v = base.clone();
         v["status"]["conditions"][0]["status"] = json!("False");
-        assert!(!is_ready(&pod(v)));
+        assert!(!is_ready_for_pub(&pod(v)));
         let mut v = base.clone();
         v["metadata"]["deletionTimestamp"] = json!("2024-01-01T00:00:00Z");
-        assert!(!is_ready(&pod(v)));
+        assert!(!is_ready_for_pub(&pod(v)));
         let mut v = base;
         v["metadata"]["labels"] = json!({"unavailable-pod.kruise.io/drain": "x"});
-        assert!(!is_ready(&pod(v)));
+        assert!(!is_ready_for_pub(&pod(v)));
     }
 
     #[test]

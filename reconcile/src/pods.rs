@@ -14,6 +14,9 @@ pub use kruise_core::names::POD_TEMPLATE_HASH_LABEL as POD_TEMPLATE_HASH;
 pub const SPECIFIED_DELETE: &str = "apps.kruise.io/specified-delete";
 /// Pod annotation that orders deletion: lower cost goes first.
 pub use kruise_core::names::POD_DELETION_COST_ANNOTATION as POD_DELETION_COST;
+/// Activeness, phase, conditions and readiness live in `kruise_core::pod_state`; re-exported for the
+/// planners that ask them with the other questions here.
+pub use kruise_core::pod_state::{condition, is_active, is_ready, phase};
 
 /// The lifecycle state label, `""` when absent.
 pub fn lifecycle_state(pod: &PodRecord) -> &str {
@@ -82,35 +85,6 @@ pub fn key_labels(pod: &PodRecord) -> KeyLabels<'_> {
         }
     }
     out
-}
-
-/// Kubernetes' `IsPodActive`: not Succeeded, not Failed, not being deleted.
-pub fn is_active(pod: &PodRecord) -> bool {
-    let phase = phase(pod);
-    phase != "Succeeded" && phase != "Failed" && pod.metadata.deletion_timestamp.is_none()
-}
-
-/// `status.phase`, `""` when unset.
-pub fn phase(pod: &PodRecord) -> &str {
-    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or("")
-}
-
-/// A pod condition by type.
-pub fn condition<'a>(
-    pod: &'a PodRecord,
-    type_: &str,
-) -> Option<&'a k8s_openapi::api::core::v1::PodCondition> {
-    pod.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == type_)
-}
-
-/// `Ready=True`.
-pub fn is_ready(pod: &PodRecord) -> bool {
-    condition(pod, "Ready").is_some_and(|c| c.status == "True")
 }
 
 /// Kubernetes' `IsPodAvailable` on a running pod: Ready, for longer than `min_ready_seconds`.
@@ -312,31 +286,6 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::*;
     use super::*;
-
-    #[test]
-    fn active_means_not_succeeded_not_failed_not_deleting() {
-        let with = |phase: &str, deleting: bool| {
-            let mut value = serde_json::json!({"metadata": {"name": "a"}, "status": {"phase": phase}});
-            if deleting {
-                value["metadata"]["deletionTimestamp"] = serde_json::json!("2026-01-01T00:00:00Z");
-            }
-            serde_json::from_value::<PodRecord>(value).unwrap()
-        };
-        for (phase, deleting, active) in [
-            ("Running", false, true),
-            ("Pending", false, true),
-            ("", false, true),
-            ("Succeeded", false, false),
-            ("Failed", false, false),
-            ("Running", true, false),
-        ] {
-            assert_eq!(
-                is_active(&with(phase, deleting)),
-                active,
-                "{phase} deleting={deleting}"
-            );
-        }
-    }
 
     #[test]
     fn revision_equality_compares_full_names_or_short_hashes() {

@@ -131,7 +131,7 @@ pub fn plan(
             let name = pods::name(p);
             !disrupted.contains_key(name) && !unavailable.contains_key(name)
         })
-        .filter(|p| pod_state::is_state_consistent(p) && pod_state::is_ready(p))
+        .filter(|p| pod_state::is_state_consistent(p) && pod_state::is_ready_for_pub(p))
         .count() as i32;
     let status = PodUnavailableBudgetStatus {
         observed_generation: budget.metadata.generation.unwrap_or(0),

@@ -3,13 +3,15 @@
 //! flight and the time in; the status, the pods to upgrade in place (image-only patches), the pod
 //! conditions and the events out.
 //!
-//! Steps as `Processor.UpdateSidecarSet`: matched pods (A.3), status (A.8), upgrades in flight,
+//! Steps as `Processor.UpdateSidecarSet`: matched pods, status, upgrades in flight,
 //! `NotUpdate` / `paused`, all updated, then the choice (`GetNextUpgradePods`: not updated, selected by
 //! `updateStrategy.selector`, upgradable, not mid-upgrade; ActivePods order, `priorityStrategy`,
 //! `scatterStrategy`; the last `partition` kept; `maxUnavailable`, rounded up, over updated pods that
 //! are not consistent and ready). Beyond OpenKruise: the `Progressing` status condition says why a
 //! rollout does not move, and upgrades in flight time out and are dropped with their pod.
 
+pub mod audit;
+pub mod hot;
 pub mod pod_facts;
 pub mod revision;
 pub mod upgrade;
@@ -61,7 +63,25 @@ pub struct Input<'a> {
     /// The upgrades the previous passes made.
     pub in_flight: &'a InFlight,
     pub now: Timestamp,
+    /// The PodUnavailableBudget check of a pod update (the pod webhook's rule, run dry); `None` checks
+    /// nothing.
+    pub budget: Option<BudgetCheck<'a>>,
 }
+
+/// Whether a PodUnavailableBudget refuses updating a pod now.
+pub type BudgetCheck<'a> = &'a dyn Fn(&PodRecord) -> Option<Refusal>;
+
+/// A PodUnavailableBudget refusing a pod update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// `namespace/name` of the PodUnavailableBudget.
+    pub budget: String,
+    /// The webhook's message.
+    pub message: String,
+}
+
+/// How soon a pass retries pods a PodUnavailableBudget held back (its status changes trigger no pass).
+pub const BUDGET_RECHECK: Duration = Duration::from_secs(5);
 
 /// A pod by identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +116,10 @@ pub struct Plan {
     /// `SidecarSetUpgradable=False` patches for pods that cannot be upgraded in place.
     pub not_upgradable: Vec<(PodRef, serde_json::Value)>,
     pub upgrades: Vec<Upgrade>,
+    /// Uninjected pods labelled `apps.kruise.io/specified-delete` for their CloneSet to replace (opt-in).
+    pub replacements: Vec<(PodRef, serde_json::Value)>,
+    /// Hot-upgrade flips (idle twins back to the empty image), each conditional on the pod's resourceVersion.
+    pub flips: Vec<(PodRef, serde_json::Value)>,
     pub events: Vec<Event>,
     /// The upgrades in flight after this pass (the loop adds none: the planner already did).
     pub in_flight: InFlight,
@@ -168,19 +192,67 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
             .map(str::to_string)
             .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.clone())),
         collision_count: Some(input.collision_count),
+        uninjected_pods: 0,
         conditions: None,
     };
+    let uninjected = audit::uninjected(set, &facts, input.pods);
+    status.uninjected_pods = uninjected.len() as i32;
 
     let mut out = Plan {
         status: SidecarSetStatus::default(),
         status_changed: false,
         not_upgradable: Vec::new(),
         upgrades: Vec::new(),
+        flips: Vec::new(),
+        replacements: Vec::new(),
         events: Vec::new(),
         in_flight: observe(input, &facts, &matched),
         requeue_after: None,
     };
     let strategy = &set.spec.update_strategy;
+    let stored_uninjected = set.status.as_ref().map_or(0, |s| s.uninjected_pods);
+    if !uninjected.is_empty() && stored_uninjected != status.uninjected_pods {
+        out.events.push(Event {
+            warning: true,
+            reason: "UninjectedPods".into(),
+            message: audit::message(&uninjected),
+        });
+    }
+    if audit::replaces(set) && !strategy.paused {
+        let total = (matched.len() + uninjected.len()) as i32;
+        let max_unavailable = int_or_percent::scaled(
+            strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
+            total,
+            true,
+            "updateStrategy.maxUnavailable",
+        )?;
+        out.replacements = audit::replacements(&uninjected, max_unavailable)
+            .into_iter()
+            .map(|(p, patch)| (pod_ref(p), patch))
+            .collect();
+    }
+    let stopped = strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) || strategy.paused;
+    if out.in_flight.pods.is_empty() && !stopped && facts.has_hot_upgrade() {
+        for p in matched.iter().filter(|p| hot::is_due_flip(&facts, p)) {
+            if let Some(patch) = upgrade::flip_patch(&facts, p, input.now) {
+                out.flips.push((pod_ref(p), patch));
+            }
+        }
+    }
+    let flipped: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| {
+            out.flips
+                .iter()
+                .any(|(r, _)| r.uid == p.metadata.uid.clone().unwrap_or_default())
+        })
+        .collect();
+    let hot_waiting: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| hot::is_hot_upgrading(&facts, p))
+        .collect();
     let progress = if !out.in_flight.pods.is_empty() {
         out.requeue_after = Some(IN_FLIGHT_RECHECK);
         Progress::new(
@@ -189,6 +261,26 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
             format!(
                 "waiting for the cache to show {} upgraded pod(s)",
                 out.in_flight.pods.len()
+            ),
+        )
+    } else if !flipped.is_empty() {
+        // Flips first (OpenKruise's `flipHotUpgradingContainers`), no upgrades this round.
+        out.requeue_after = Some(IN_FLIGHT_RECHECK);
+        Progress::new(
+            true,
+            "Updating",
+            format!(
+                "resetting the idle hot-upgrade twins of pod(s) {}",
+                names(&flipped)
+            ),
+        )
+    } else if status.updated_pods >= status.matched_pods && !hot_waiting.is_empty() {
+        Progress::new(
+            true,
+            "Updating",
+            format!(
+                "waiting for the new hot-upgrade twins of pod(s) {} to become consistent and ready",
+                names(&hot_waiting)
             ),
         )
     } else if status.updated_pods >= status.matched_pods {
@@ -217,12 +309,6 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
                 "updateStrategy.paused: {} pod(s) wait for the latest sidecars",
                 status.matched_pods - status.updated_pods
             ),
-        )
-    } else if facts.has_hot_upgrade() {
-        Progress::new(
-            false,
-            "HotUpgradeUnsupported",
-            "kruise-rs does not upgrade HotUpgrade sidecars yet; new pods get the latest".to_string(),
         )
     } else {
         choose(input, &facts, &matched, &mut out)?
@@ -339,26 +425,37 @@ fn choose(
         .collect();
     let mut unavailable = busy.len() as i64;
     let mut chosen = Vec::new();
+    let mut held: Vec<(&PodRecord, Refusal)> = Vec::new();
+    let refused = |p: &PodRecord| input.budget.and_then(|check| check(p));
     for p in &candidates {
-        if !pod_facts::is_ready(facts, p) {
-            chosen.push(*p);
-            continue;
-        }
-        if unavailable >= max_unavailable {
+        let ready = pod_facts::is_ready(facts, p);
+        if ready && unavailable >= max_unavailable {
             break;
         }
-        unavailable += 1;
+        // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
+        if let Some(refusal) = refused(p) {
+            held.push((*p, refusal));
+            continue;
+        }
+        if ready {
+            unavailable += 1;
+        }
         chosen.push(*p);
     }
+    if !held.is_empty() {
+        out.requeue_after = Some(
+            out.requeue_after
+                .map_or(BUDGET_RECHECK, |r| r.min(BUDGET_RECHECK)),
+        );
+    }
 
-    let sidecar_list =
-        kruise_webhooks::pod_mutate::sidecarset::sidecar_list(&set.spec).map_err(PlanError::Spec)?;
+    let sidecar_list = kruise_core::sidecarset::sidecar_list(&set.spec);
     let latest_revision = input
         .latest_revision
         .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.as_deref()))
         .unwrap_or("");
     for p in &chosen {
-        let metadata = kruise_webhooks::pod_mutate::sidecarset::patch_pod_metadata(
+        let metadata = kruise_core::sidecarset::patch_pod_metadata(
             &set.spec,
             p.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
         )
@@ -383,6 +480,18 @@ fn choose(
 
     Ok(if !chosen.is_empty() {
         Progress::new(true, "Updating", format!("updating pod(s) {}", names(&chosen)))
+    } else if let Some((_, refusal)) = held.first() {
+        let pods: Vec<&PodRecord> = held.iter().map(|(p, _)| *p).collect();
+        Progress::new(
+            true,
+            "PodUnavailableBudgetReached",
+            format!(
+                "pod(s) {} wait for PodUnavailableBudget {}: {}",
+                names(&pods),
+                refusal.budget,
+                refusal.message
+            ),
+        )
     } else if !candidates.is_empty() && max_unavailable == 0 {
         Progress::new(
             false,

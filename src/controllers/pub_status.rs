@@ -57,7 +57,7 @@ pub async fn pods_for_budget(
         .view
         .pods(&namespace)
         .into_iter()
-        .filter(|p| kruise_reconcile::pods::is_active(p))
+        .filter(|p| kruise_core::pod_state::is_active(p))
         .filter(|p| pods::selects(selector, p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
         .collect();
     let expected = match protect {

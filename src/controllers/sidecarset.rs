@@ -11,12 +11,13 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::SidecarSet};
+use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST;
+use kruise_core::pub_protection::{self, Outcome, PodOperation};
 use kruise_core::selector::selects;
 use kruise_reconcile::sidecarset::{
-    self, InFlight, Input, PodRef,
+    self, InFlight, Input, PodRef, Refusal,
     revision::{self, RevisionWrite, Revisions},
 };
-use kruise_webhooks::pod_mutate::sidecarset::SIDECARSET_INJECTED_LIST;
 use kube::{
     Api, Resource as _, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams},
@@ -25,6 +26,8 @@ use kube::{
         reflector::ObjectRef,
     },
 };
+
+use crate::server::metrics::SidecarSetLabels;
 
 use super::{
     Context, ControllerView, Error,
@@ -93,6 +96,34 @@ impl SidecarSets {
     }
 }
 
+impl SidecarSets {
+    /// An event on a pod (the hot-upgrade flips, as OpenKruise records them).
+    async fn publish_on_pod(&self, pod: &PodRef, warning: bool, reason: &str, note: String) {
+        let event = Event {
+            type_: if warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: reason.into(),
+            note: Some(note),
+            action: "Update".into(),
+            secondary: None,
+        };
+        let reference = k8s_openapi::api::core::v1::ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("Pod".into()),
+            name: Some(pod.name.clone()),
+            namespace: Some(pod.namespace.clone()),
+            uid: Some(pod.uid.clone()),
+            ..Default::default()
+        };
+        if let Err(e) = self.recorder.publish(&event, &reference).await {
+            tracing::debug!(error = %e, reason, "could not record event");
+        }
+    }
+}
+
 fn pod_api(context: &Context, pod: &PodRef) -> Api<Pod> {
     Api::namespaced(context.client.clone(), &pod.namespace)
 }
@@ -118,7 +149,25 @@ async fn patch_pod(
     Ok(())
 }
 
-/// Registers the latest ControllerRevision and truncates the history (A.5); the stored revisions go
+/// The pod webhook's PodUnavailableBudget rule for a pod UPDATE, run dry on the cache: `Some` when a budget
+/// would refuse updating `pod` now.
+fn budget_refusal(view: &dyn ControllerView, pod: &PodRecord, now: Timestamp) -> Option<Refusal> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    match pub_protection::check(pod, namespace, PodOperation::Update, true, view, now) {
+        Ok(Outcome::Denied { pub_name, message }) => Some(Refusal {
+            budget: format!("{namespace}/{pub_name}"),
+            message,
+        }),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::debug!(pod = %pod.metadata.name.as_deref().unwrap_or_default(), error = %e, "PodUnavailableBudget check failed; the webhook decides");
+            None
+        }
+    }
+}
+
+/// Registers the latest ControllerRevision and truncates the history (OpenKruise's
+/// `pkg/controller/sidecarset/sidecarset_processor.go`, `registerLatestRevision`); the stored revisions go
 /// to the cache at once.
 async fn register_revisions(
     context: &Context,
@@ -183,13 +232,17 @@ impl Reconciler for SidecarSets {
         let refs: Vec<&PodRecord> = candidates.iter().map(|p| &**p).collect();
         let revisions = register_revisions(&pass.context, &set, &refs).await?;
         let in_flight = pass.memory();
+        let now = Timestamp::now();
+        let view = pass.context.view.clone();
+        let budget = move |pod: &PodRecord| budget_refusal(view.as_ref(), pod, now);
         let mut plan = sidecarset::plan(&Input {
             sidecar_set: &set,
             pods: &refs,
             latest_revision: revisions.latest.metadata.name.as_deref(),
             collision_count: revisions.collision_count,
             in_flight: &in_flight,
-            now: Timestamp::now(),
+            now,
+            budget: Some(&budget),
         })
         .map_err(|e| Error::Invalid {
             what: "SidecarSet",
@@ -204,6 +257,34 @@ impl Reconciler for SidecarSets {
         for event in &plan.events {
             self.publish(&set, event.warning, &event.reason, event.message.clone())
                 .await;
+        }
+        pass.context
+            .uninjected_pods
+            .get_or_create(&SidecarSetLabels {
+                sidecarset: name.clone(),
+            })
+            .set(i64::from(plan.status.uninjected_pods));
+        for (pod, patch) in &plan.replacements {
+            patch_pod(&pass.context, pod, patch, false).await?;
+            tracing::info!(sidecarset = %name, pod = %pod.name, namespace = %pod.namespace,
+                "asked the CloneSet to replace an uninjected pod");
+        }
+        for (pod, patch) in &plan.flips {
+            let result = patch_pod(&pass.context, pod, patch, false).await;
+            let (warning, reason, note) = match &result {
+                Ok(()) => (
+                    false,
+                    "ResetContainerSucceed",
+                    "reset sidecar container image empty successfully".to_string(),
+                ),
+                Err(e) => (
+                    true,
+                    "ResetContainerFailed",
+                    format!("reset sidecar container image empty failed: {e}"),
+                ),
+            };
+            self.publish_on_pod(pod, warning, reason, note).await;
+            result?;
         }
         let mut failure = None;
         for (i, upgrade) in plan.upgrades.iter().enumerate() {

@@ -176,7 +176,7 @@ pub async fn pods_for_ref(
     let matched = all
         .into_iter()
         .filter(|p| owned_by(p, &uids))
-        .filter(|p| !active_only || kruise_reconcile::pods::is_active(p))
+        .filter(|p| !active_only || kruise_core::pod_state::is_active(p))
         .collect();
     Ok((matched, workload.replicas))
 }

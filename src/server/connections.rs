@@ -4,6 +4,7 @@
 //! - At most [`Limits::max_connections`] connections; one more is closed at once (counted).
 //! - The TLS handshake, an HTTP/1.1 request header and an idle period each have a timeout.
 //! - h2: bounded streams per connection, windows and header lists.
+//! - HTTP/1.1 requests hyper cannot parse are answered with a JSON `Status` ([`super::error_bodies`]).
 //! - Draining (SIGTERM): the listener closes; h2 connections get GOAWAY; HTTP/1.1 responses carry
 //!   `Connection: close`, and an HTTP/1.1 connection is closed by us only once it has been idle (no
 //!   request in flight, no byte of a next one) for [`DRAIN_IDLE`]. A client that is sending is answered.
@@ -13,12 +14,9 @@ use std::{
     convert::Infallible,
     net::SocketAddr,
     pin::Pin,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
-    },
+    sync::Arc,
     task::{Context, Poll},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use axum::{Router, body::Body, http::Request};
@@ -33,7 +31,11 @@ use tokio::{
 };
 use tower::ServiceExt as _;
 
-use super::metrics::Metrics;
+use super::{
+    activity::Activity,
+    error_bodies::{ErrorBodies, MAX_HEADER_BYTES},
+    metrics::Metrics,
+};
 
 /// How long an HTTP/1.1 connection must have been idle before a drain closes it.
 pub const DRAIN_IDLE: Duration = Duration::from_secs(1);
@@ -68,8 +70,6 @@ impl Default for Limits {
     }
 }
 
-/// Largest request header (HTTP/1.1 buffer, h2 header list).
-const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// h2 flow-control windows: what one stream / one connection may have in flight unread.
 const H2_STREAM_WINDOW: u32 = 1024 * 1024;
 const H2_CONNECTION_WINDOW: u32 = 4 * 1024 * 1024;
@@ -207,8 +207,8 @@ impl Connection {
         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
         activity.exchange_ended();
         let service = service(self.router.clone(), self.shutdown.clone(), activity.clone(), h2);
-        let io = TokioIo::new(stream);
         if h2 {
+            let io = TokioIo::new(stream);
             let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
             builder
                 .timer(TokioTimer::new())
@@ -220,6 +220,8 @@ impl Connection {
             let conn = builder.serve_connection(io, service);
             self.watch(conn, &activity, true, peer).await;
         } else {
+            // hyper's own 400/414/431 get JSON `Status` bodies.
+            let io = TokioIo::new(ErrorBodies::new(stream, activity.clone()));
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.max_buf_size(MAX_HEADER_BYTES.max(8192));
             let conn = builder.serve_connection(io, service);
@@ -324,84 +326,6 @@ where
 {
     fn graceful_shutdown(self: Pin<&mut Self>) {
         hyper::server::conn::http2::Connection::graceful_shutdown(self);
-    }
-}
-
-/// What a connection is doing, as its timeouts need it. Times are milliseconds since `start`; 0 = unset.
-struct Activity {
-    start: Instant,
-    in_flight: AtomicUsize,
-    /// When the last request ended (or the handshake did).
-    last_exchange: AtomicU64,
-    /// When bytes arrived while no request was in flight: the head of a next request is coming.
-    pending_since: AtomicU64,
-}
-
-impl Activity {
-    fn new() -> Self {
-        Activity {
-            start: Instant::now(),
-            in_flight: AtomicUsize::new(0),
-            last_exchange: AtomicU64::new(0),
-            pending_since: AtomicU64::new(0),
-        }
-    }
-
-    fn now(&self) -> u64 {
-        // Never 0, which means unset.
-        self.start.elapsed().as_millis() as u64 + 1
-    }
-
-    fn bytes_read(&self) {
-        if self.in_flight.load(Ordering::Acquire) == 0 {
-            let _ = self
-                .pending_since
-                .compare_exchange(0, self.now(), Ordering::AcqRel, Ordering::Acquire);
-        }
-    }
-
-    fn request_started(self: &Arc<Self>) -> InFlight {
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        self.pending_since.store(0, Ordering::Release);
-        InFlight(self.clone())
-    }
-
-    fn exchange_ended(&self) {
-        self.last_exchange.store(self.now(), Ordering::Release);
-        self.pending_since.store(0, Ordering::Release);
-    }
-
-    /// How long a request header has been arriving, if one is.
-    fn header_pending_for(&self) -> Option<Duration> {
-        if self.in_flight.load(Ordering::Acquire) > 0 {
-            return None;
-        }
-        match self.pending_since.load(Ordering::Acquire) {
-            0 => None,
-            since => Some(Duration::from_millis(self.now().saturating_sub(since))),
-        }
-    }
-
-    /// How long the connection has had no request, if it has none. Over HTTP/1.1, bytes of a next
-    /// request count as one; h2 has control frames (pings, window updates) between requests.
-    fn idle_for(&self, h2: bool) -> Option<Duration> {
-        let arriving = !h2 && self.pending_since.load(Ordering::Acquire) != 0;
-        if self.in_flight.load(Ordering::Acquire) > 0 || arriving {
-            return None;
-        }
-        let since = self.last_exchange.load(Ordering::Acquire);
-        Some(Duration::from_millis(self.now().saturating_sub(since)))
-    }
-}
-
-/// A request being handled; its end is the connection's last exchange.
-struct InFlight(Arc<Activity>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.last_exchange.store(self.0.now(), Ordering::Release);
-        }
     }
 }
 

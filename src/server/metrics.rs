@@ -71,6 +71,9 @@ pub struct KindLabels {
 /// Objects the cluster cache skipped because they do not decode as their kind.
 pub type SkippedObjects = Family<KindLabels, Counter>;
 
+/// `sidecarset_uninjected_pods`: per SidecarSet, active pods it selects that lack its sidecars.
+pub type UninjectedPods = Family<SidecarSetLabels, Gauge>;
+
 /// Every metric kruise-rs exports.
 pub struct Metrics {
     registry: Registry,
@@ -93,10 +96,14 @@ pub struct Metrics {
     pub sidecarset_skipped: Family<SidecarSetLabels, Counter>,
     /// Objects the cluster cache skipped because they do not decode as their kind.
     pub objects_skipped: SkippedObjects,
+    /// Per SidecarSet, active pods it selects that lack its sidecars (the SidecarSet controller's audit).
+    pub sidecarset_uninjected_pods: UninjectedPods,
     /// Open connections on the webhook port.
     pub open_connections: Gauge,
     /// Connections closed at once because the connection limit was reached.
     pub refused_connections: Counter,
+    /// Bytes of request bodies held by the requests being handled (`--max-buffered-body-bytes`).
+    pub buffered_body_bytes: Gauge,
     /// Connections closed for a slow request header, an idle period or a failed TLS handshake.
     pub timed_out_connections: Counter,
 }
@@ -159,6 +166,12 @@ impl Metrics {
             "Pod admissions that skipped a selecting SidecarSet because it is invalid",
             sidecarset_skipped.clone(),
         );
+        let sidecarset_uninjected_pods = UninjectedPods::default();
+        registry.register(
+            "sidecarset_uninjected_pods",
+            "Active pods a SidecarSet selects that lack its sidecars (not injected)",
+            sidecarset_uninjected_pods.clone(),
+        );
         let objects_skipped = SkippedObjects::default();
         registry.register(
             "objects_skipped",
@@ -170,6 +183,12 @@ impl Metrics {
             "webhook_open_connections",
             "Open connections on the webhook port",
             open_connections.clone(),
+        );
+        let buffered_body_bytes = Gauge::default();
+        registry.register(
+            "webhook_buffered_body_bytes",
+            "Bytes of request bodies held by the requests being handled",
+            buffered_body_bytes.clone(),
         );
         let refused_connections = Counter::default();
         registry.register(
@@ -187,6 +206,7 @@ impl Metrics {
             registry,
             open_connections,
             refused_connections,
+            buffered_body_bytes,
             timed_out_connections,
             reviews,
             duration,
@@ -197,6 +217,7 @@ impl Metrics {
             pod_unavailable_budget,
             sidecarset_skipped,
             objects_skipped,
+            sidecarset_uninjected_pods,
         }
     }
 

@@ -33,6 +33,9 @@ pub struct RequestLimits {
     /// One permit per request being handled; none left means 503 at once.
     slots: Semaphore,
     max_concurrent: usize,
+    /// One permit per byte of request bodies held, all requests together; none left means 503.
+    body_bytes: Semaphore,
+    max_body_bytes: usize,
 }
 
 impl RequestLimits {
@@ -42,6 +45,8 @@ impl RequestLimits {
             body_read_timeout: limits.body_read_timeout,
             slots: Semaphore::new(limits.max_concurrent_requests),
             max_concurrent: limits.max_concurrent_requests,
+            body_bytes: Semaphore::new(limits.max_buffered_body_bytes.min(Semaphore::MAX_PERMITS)),
+            max_body_bytes: limits.max_buffered_body_bytes,
         }
     }
 }
@@ -81,15 +86,59 @@ pub fn router(app: Arc<App>) -> Router {
 
 /// A `metav1.Status`-shaped JSON error.
 pub fn error(code: StatusCode, reason: &str, message: &str) -> Response {
+    let body = status_body(code.as_u16(), reason, message);
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The bytes of a failed `metav1.Status`.
+pub fn status_body(code: u16, reason: &str, message: &str) -> Vec<u8> {
     let body = json!({
         "apiVersion": "v1", "kind": "Status", "status": "Failure",
-        "code": code.as_u16(), "reason": reason, "message": message,
+        "code": code, "reason": reason, "message": message,
     });
-    (code, Json(body)).into_response()
+    body.to_string().into_bytes()
+}
+
+/// Bytes of request bodies held by one request, counted in the server-wide budget until dropped.
+struct Held<'a> {
+    permit: Option<tokio::sync::SemaphorePermit<'a>>,
+    gauge: prometheus_client::metrics::gauge::Gauge,
+}
+
+impl<'a> Held<'a> {
+    /// Adds `n` bytes, if the budget has them.
+    fn take(&mut self, budget: &'a Semaphore, n: usize) -> bool {
+        let Ok(more) = u32::try_from(n).map(|n| budget.try_acquire_many(n)) else {
+            return false;
+        };
+        let Ok(more) = more else {
+            return false;
+        };
+        self.gauge.inc_by(n as i64);
+        match &mut self.permit {
+            Some(permit) => permit.merge(more),
+            None => self.permit = Some(more),
+        }
+        true
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(permit) = &self.permit {
+            self.gauge.dec_by(permit.num_permits() as i64);
+        }
+    }
 }
 
 /// Checks the content type, takes a request slot and reads the body; `Err` is the response to send.
-async fn read_body(app: &App, path: &str, headers: &HeaderMap, body: Body) -> Result<Bytes, Box<Response>> {
+/// The body's bytes count in `--max-buffered-body-bytes` until the returned [`Held`] is dropped.
+async fn read_body<'a>(
+    app: &'a App,
+    path: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(Bytes, Held<'a>), Box<Response>> {
     let reject = |code: StatusCode, reason: &str, message: &str| {
         app.metrics
             .rejected
@@ -134,8 +183,28 @@ async fn read_body(app: &App, path: &str, headers: &HeaderMap, body: Body) -> Re
         ));
     }
     let timeout = app.requests.body_read_timeout;
-    match tokio::time::timeout(timeout, collect(body, declared)).await {
-        Ok(Ok(bytes)) => Ok(bytes),
+    let mut held = Held {
+        permit: None,
+        gauge: app.metrics.buffered_body_bytes.clone(),
+    };
+    let budget = &app.requests.body_bytes;
+    match tokio::time::timeout(timeout, collect(body, declared, |n| held.take(budget, n))).await {
+        Ok(Ok(bytes)) => Ok((bytes, held)),
+        Ok(Err(BodyError::OverBudget)) => {
+            tracing::warn!(
+                path,
+                limit = app.requests.max_body_bytes,
+                "buffered request bytes limit reached; shedding"
+            );
+            Err(reject(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ServiceUnavailable",
+                &format!(
+                    "the request bodies being handled hold {} bytes, the limit; try again",
+                    app.requests.max_body_bytes
+                ),
+            ))
+        }
         Ok(Err(BodyError::TooLarge)) => Err(reject(
             StatusCode::PAYLOAD_TOO_LARGE,
             "RequestEntityTooLarge",
@@ -157,11 +226,17 @@ async fn read_body(app: &App, path: &str, headers: &HeaderMap, body: Body) -> Re
 /// Why a body could not be read.
 enum BodyError {
     TooLarge,
+    /// The server-wide budget of buffered bytes is spent.
+    OverBudget,
     Failed(String),
 }
 
-/// The whole body, at most [`MAX_BODY_BYTES`].
-async fn collect(body: Body, declared: Option<u64>) -> Result<Bytes, BodyError> {
+/// The whole body, at most [`MAX_BODY_BYTES`]; `take(n)` reserves each chunk's bytes as it arrives.
+async fn collect(
+    body: Body,
+    declared: Option<u64>,
+    mut take: impl FnMut(usize) -> bool,
+) -> Result<Bytes, BodyError> {
     let mut stream = body.into_data_stream();
     // Sized by what arrives, not by what is declared: a stalled upload holds only what it sent.
     let mut buffer = Vec::with_capacity(declared.unwrap_or(0).min(64 * 1024) as usize);
@@ -169,6 +244,9 @@ async fn collect(body: Body, declared: Option<u64>) -> Result<Bytes, BodyError> 
         let chunk = chunk.map_err(|e| BodyError::Failed(e.to_string()))?;
         if buffer.len() + chunk.len() > MAX_BODY_BYTES {
             return Err(BodyError::TooLarge);
+        }
+        if !take(chunk.len()) {
+            return Err(BodyError::OverBudget);
         }
         buffer.extend_from_slice(&chunk);
     }
@@ -229,8 +307,8 @@ async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body)
         Ok(slot) => slot,
         Err(response) => return *response,
     };
-    let body = match read_body(&app, webhook.path(), &headers, body).await {
-        Ok(body) => body,
+    let (body, _held) = match read_body(&app, webhook.path(), &headers, body).await {
+        Ok(read) => read,
         Err(response) => return *response,
     };
     let answer = match decide(&app, webhook, body).await {
@@ -309,8 +387,8 @@ async fn convert(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) ->
         Ok(slot) => slot,
         Err(response) => return *response,
     };
-    let body = match read_body(&app, "/convert", &headers, body).await {
-        Ok(body) => body,
+    let (body, _held) = match read_body(&app, "/convert", &headers, body).await {
+        Ok(read) => read,
         Err(response) => return *response,
     };
     match kruise_webhooks::convert::convert_review(&body) {

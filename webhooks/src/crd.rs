@@ -36,7 +36,6 @@
 pub mod cloneset;
 pub mod defaults;
 pub mod field;
-pub mod gojson;
 pub mod meta;
 pub mod podspec;
 pub mod podunavailablebudget;

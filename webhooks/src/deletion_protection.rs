@@ -165,10 +165,7 @@ fn namespace_cascading(namespace: &str, view: &impl ClusterView) -> Decision {
     let active = view
         .pods(namespace)
         .iter()
-        .filter(|pod| {
-            let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-            pod.metadata.deletion_timestamp.is_none() && !matches!(phase, Some("Succeeded" | "Failed"))
-        })
+        .filter(|pod| kruise_core::pod_state::is_active(pod))
         .count();
     if active > 0 {
         return Decision::forbid(protection_message(

@@ -15,6 +15,7 @@ pub mod pod_validate;
 pub mod registration;
 pub mod review;
 pub mod table;
+pub mod width;
 
 /// The cluster view and owner lookups live in `kruise-core`; re-exported under their old paths.
 pub use kruise_core::{owner, view};

@@ -24,7 +24,7 @@
 //! replica path) is a 400. A denied decision carries no write (OpenKruise would already have recorded the
 //! pod in its WorkloadSpread).
 
-pub mod pub_protection;
+pub use kruise_core::pub_protection;
 mod resize;
 pub mod workloadspread_accounting;
 

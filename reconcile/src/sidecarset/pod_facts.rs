@@ -5,9 +5,12 @@ use std::collections::BTreeMap;
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{SidecarContainerUpgradeType, SidecarSet};
+use kruise_core::names::{
+    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
+    SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST,
+};
 use kruise_core::selector::selects_non_empty;
-use kruise_webhooks::pod_mutate::sidecarset::{
-    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, SIDECARSET_INJECTED_LIST,
+use kruise_core::sidecarset::{
     SIDECARSET_WORKING_HOTUPGRADE_CONTAINER, read_records, stamped_or_computed_hashes,
 };
 
@@ -40,6 +43,8 @@ pub struct SetFacts {
     pub hash_without_image: String,
     /// `spec.containers`.
     pub sidecars: Vec<Sidecar>,
+    /// `metadata.resourceVersion`: the version a hot-upgraded twin records.
+    pub resource_version: String,
 }
 
 impl SetFacts {
@@ -70,6 +75,7 @@ impl SetFacts {
             hash,
             hash_without_image,
             sidecars,
+            resource_version: set.metadata.resource_version.clone().unwrap_or_default(),
         }
     }
 
@@ -131,7 +137,7 @@ pub fn hot_twins(pod: &PodRecord, name: &str) -> (String, String) {
     }
 }
 
-/// A.3: selected by `spec.selector`, active, injected by this SidecarSet, and holding each of its
+/// Matched (docs/sidecarset-controller.md, "Which pods"): selected by `spec.selector`, active, injected by this SidecarSet, and holding each of its
 /// containers (both twins and a working-twin entry for a hot one).
 pub fn is_matched(set: &SidecarSet, facts: &SetFacts, pod: &PodRecord) -> bool {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
@@ -154,18 +160,18 @@ pub fn is_matched(set: &SidecarSet, facts: &SetFacts, pod: &PodRecord) -> bool {
     })
 }
 
-/// A.4 "updated": the pod records the SidecarSet's latest hash.
+/// "updated": the pod records the SidecarSet's latest hash.
 pub fn is_updated(facts: &SetFacts, pod: &PodRecord) -> bool {
     recorded_hash(pod, SIDECARSET_HASH_ANNOTATION, &facts.name) == facts.hash
 }
 
-/// A.4 "upgradable": only images changed since the pod was injected (its without-image hash is the
+/// "upgradable": only images changed since the pod was injected (its without-image hash is the
 /// SidecarSet's), so the change can be applied in place.
 pub fn is_upgradable(facts: &SetFacts, pod: &PodRecord) -> bool {
     recorded_hash(pod, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, &facts.name) == facts.hash_without_image
 }
 
-/// A.4 "in flight": a sidecar container is ready but kubelet has not yet run its new image.
+/// "in flight": a sidecar container is ready but kubelet has not yet run its new image.
 pub fn is_mid_upgrade(facts: &SetFacts, pod: &PodRecord) -> bool {
     let statuses = pods_statuses(pod);
     facts.pod_container_names().iter().any(|name| {

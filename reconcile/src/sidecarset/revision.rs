@@ -1,4 +1,4 @@
-//! A SidecarSet's ControllerRevisions (fleet spec A.5; OpenKruise's `registerLatestRevision`,
+//! A SidecarSet's ControllerRevisions (docs/sidecarset-controller.md, "ControllerRevisions"; OpenKruise's `registerLatestRevision`,
 //! `pkg/control/sidecarcontrol/history_control.go`): kept in kruise-rs's namespace, named
 //! `<sidecarset>-<hash>`, holding what injection needs to restore a revision
 //! (`injectionStrategy.revision`). The latest is reused when equal, bumped on a rollback, or created;

@@ -4,20 +4,20 @@
 use super::*;
 use serde_json::{Value, json};
 
-const NOW: &str = "2026-01-01T12:00:00Z";
+pub(crate) const NOW: &str = "2026-01-01T12:00:00Z";
 
-fn now() -> Timestamp {
+pub(crate) fn now() -> Timestamp {
     NOW.parse().unwrap()
 }
 
-fn records(hash: &str) -> String {
+pub(crate) fn records(hash: &str) -> String {
     json!({"sc": {"updateTimestamp": "2025-12-01T00:00:00Z", "hash": hash, "sidecarSetName": "sc",
         "sidecarList": ["sidecar"], "controllerRevision": "sc-old"}})
     .to_string()
 }
 
 /// A ready pod injected by `sc` at hash `h1` (without image `w1`), ready since minute `ready_at`.
-fn pod_json(i: usize, ready_at: u32) -> Value {
+pub(crate) fn pod_json(i: usize, ready_at: u32) -> Value {
     json!({
         "metadata": {"name": format!("p{i}"), "namespace": "default", "uid": format!("u{i}"),
             "resourceVersion": format!("{}", 100 + i), "labels": {"app": "demo"},
@@ -40,7 +40,7 @@ fn pod(i: usize) -> PodRecord {
     serde_json::from_value(pod_json(i, i as u32)).unwrap()
 }
 
-fn with(mut v: Value, path: &[&str], value: Value) -> Value {
+pub(crate) fn with(mut v: Value, path: &[&str], value: Value) -> Value {
     let mut at = &mut v;
     for key in &path[..path.len() - 1] {
         at = &mut at[*key];
@@ -49,7 +49,7 @@ fn with(mut v: Value, path: &[&str], value: Value) -> Value {
     v
 }
 
-fn set(strategy: Value) -> SidecarSet {
+pub(crate) fn set(strategy: Value) -> SidecarSet {
     serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": "sc", "generation": 2, "resourceVersion": "7",
@@ -61,7 +61,7 @@ fn set(strategy: Value) -> SidecarSet {
     .unwrap()
 }
 
-fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
+pub(crate) fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
     let refs: Vec<&PodRecord> = pods.iter().collect();
     plan(&Input {
         sidecar_set: set,
@@ -70,15 +70,16 @@ fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
         collision_count: 0,
         in_flight,
         now: now(),
+        budget: None,
     })
     .unwrap()
 }
 
-fn chosen(plan: &Plan) -> Vec<&str> {
+pub(crate) fn chosen(plan: &Plan) -> Vec<&str> {
     plan.upgrades.iter().map(|u| u.pod.name.as_str()).collect()
 }
 
-fn progress(plan: &Plan) -> (&str, &str, &str) {
+pub(crate) fn progress(plan: &Plan) -> (&str, &str, &str) {
     let c = &plan.status.conditions.as_ref().unwrap()[0];
     (
         c.status.as_str(),
@@ -88,7 +89,7 @@ fn progress(plan: &Plan) -> (&str, &str, &str) {
 }
 
 /// Applies a strategic-merge pod patch as the API server would (containers merged by name).
-fn apply(pod: &PodRecord, patch: &Value) -> PodRecord {
+pub(crate) fn apply(pod: &PodRecord, patch: &Value) -> PodRecord {
     let mut v = serde_json::to_value(pod).unwrap();
     for (k, val) in patch["metadata"]["annotations"].as_object().into_iter().flatten() {
         v["metadata"]["annotations"][k] = val.clone();
@@ -124,7 +125,7 @@ fn restarted(pod: &PodRecord, ready: bool) -> PodRecord {
     p
 }
 
-fn annotation<'a>(pod: &'a PodRecord, key: &str) -> &'a str {
+pub(crate) fn annotation<'a>(pod: &'a PodRecord, key: &str) -> &'a str {
     pods::annotation(pod, key).unwrap()
 }
 
@@ -507,4 +508,64 @@ fn patch_pod_metadata_is_reapplied_on_upgrade() {
     let plan = run(&s, std::slice::from_ref(&p), &InFlight::default());
     let after = apply(&p, &plan.upgrades[0].patch);
     assert_eq!(annotation(&after, "mesh/config"), r#"{"a":1,"b":2}"#);
+}
+
+#[test]
+fn a_pod_a_budget_protects_waits_without_a_write_and_the_condition_names_the_budget() {
+    use kruise_core::pub_protection::{self, Outcome, PodOperation};
+    let protected = |i: usize| -> PodRecord {
+        serde_json::from_value(with(
+            pod_json(i, i as u32),
+            &["metadata", "annotations", "pub.kruise.io/related-pub"],
+            json!("web-pub"),
+        ))
+        .unwrap()
+    };
+    let pods: Vec<PodRecord> = (0..3).map(protected).collect();
+    let refs: Vec<&PodRecord> = pods.iter().collect();
+    for (allowed, expected) in [(0, Vec::<&str>::new()), (1, vec!["p2"])] {
+        let mut view = kruise_core::MemoryView::default();
+        view.add(
+            json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "web-pub", "namespace": "default", "resourceVersion": "1"},
+            "spec": {"selector": {"matchLabels": {"app": "demo"}}, "maxUnavailable": 1},
+            "status": {"desiredAvailable": 2, "currentAvailable": 3, "totalReplicas": 3,
+                "unavailableAllowed": allowed}}),
+        )
+        .unwrap();
+        // The pod webhook's own rule, run dry.
+        let budget = |p: &PodRecord| match pub_protection::check(
+            p,
+            "default",
+            PodOperation::Update,
+            true,
+            &view,
+            now(),
+        ) {
+            Ok(Outcome::Denied { pub_name, message }) => Some(Refusal {
+                budget: format!("default/{pub_name}"),
+                message,
+            }),
+            _ => None,
+        };
+        let plan = plan(&Input {
+            sidecar_set: &set(json!({})),
+            pods: &refs,
+            latest_revision: Some("sc-abc"),
+            collision_count: 0,
+            in_flight: &InFlight::default(),
+            now: now(),
+            budget: Some(&budget),
+        })
+        .unwrap();
+        assert_eq!(chosen(&plan), expected);
+        if allowed == 0 {
+            let (status, reason, message) = progress(&plan);
+            assert_eq!((status, reason), ("True", "PodUnavailableBudgetReached"));
+            assert!(message.contains("default/web-pub"), "{message}");
+            assert!(message.contains("is forbidden"), "{message}");
+            assert_eq!(plan.requeue_after, Some(BUDGET_RECHECK));
+            assert!(plan.in_flight.pods.is_empty());
+        }
+    }
 }

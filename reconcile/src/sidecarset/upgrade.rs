@@ -1,17 +1,17 @@
 //! The writes of an in-place sidecar upgrade (OpenKruise's `updatePodSidecarContainer` and
-//! `updatePodSidecarSetUpgradableCondition`): the pod patch that sets the new images and records the
-//! upgrade, and the `SidecarSetUpgradable` pod condition.
+//! `updatePodSidecarSetUpgradableCondition`): the pod patch that sets the new images (cold sidecars, and the
+//! target twin of a hot one) and records the upgrade, the hot-upgrade flip patch, and the
+//! `SidecarSetUpgradable` pod condition.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
-use kruise_webhooks::pod_mutate::sidecarset::{
-    SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION, UpgradeSpec, read_records,
-    write_records,
-};
+use kruise_core::names::{SIDECARSET_HASH_ANNOTATION, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION};
+use kruise_core::sidecarset::{UpgradeSpec, read_records, write_records};
 use serde_json::{Map, Value, json};
 
+use super::hot;
 use super::pod_facts::{SIDECARSET_INPLACE_UPDATE_STATE, SetFacts};
 use crate::inplace::{InPlaceUpdateState, LastContainerStatus};
 use crate::pods;
@@ -50,9 +50,15 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
             changed.push(sidecar.name.clone());
         }
     }
+    let hot = hot::upgrade(facts, pod);
+    for (name, image) in hot.images {
+        containers.push(json!({"name": name, "image": image}));
+        changed.push(name);
+    }
     let mut annotations: Map<String, Value> = cx
         .metadata
         .into_iter()
+        .chain(hot.annotations)
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let now = rfc3339(cx.now);
@@ -72,7 +78,7 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
         SIDECARSET_HASH_ANNOTATION.into(),
         Value::String(write_records(&records)),
     );
-    // The legacy `{name: hash}` form is converted in both records (A.2).
+    // The legacy `{name: hash}` form is converted in both records, as OpenKruise's `GetPodSidecarSetRevision` reads it.
     if raw_hash.is_some_and(|raw| serde_json::from_str::<BTreeMap<String, String>>(raw).is_ok()) {
         let without =
             read_records(pods::annotation(pod, SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION)).unwrap_or_default();
@@ -95,6 +101,38 @@ pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> V
         patch["spec"] = json!({ "containers": containers });
     }
     patch
+}
+
+/// The flip patch of a hot-upgraded pod (docs/sidecarset-controller.md, "Hot upgrade"), conditional on its resourceVersion: the idle twins
+/// get the empty image, their versions `"0"`, and their imageIDs are recorded so the restart is
+/// judged complete as an upgrade is. The hash records are not touched. `None` when nothing is to flip.
+pub fn flip_patch(facts: &SetFacts, pod: &PodRecord, now: Timestamp) -> Option<Value> {
+    let flip = hot::flip(facts, pod);
+    if flip.images.is_empty() {
+        return None;
+    }
+    let changed: Vec<String> = flip.images.iter().map(|(n, _)| n.clone()).collect();
+    let containers: Vec<Value> = flip
+        .images
+        .into_iter()
+        .map(|(name, image)| json!({"name": name, "image": image}))
+        .collect();
+    let mut annotations: Map<String, Value> = flip
+        .annotations
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    annotations.insert(
+        SIDECARSET_INPLACE_UPDATE_STATE.into(),
+        Value::String(in_place_state(facts, pod, &changed, now)),
+    );
+    Some(json!({
+        "metadata": {
+            "annotations": annotations,
+            "resourceVersion": pod.metadata.resource_version,
+        },
+        "spec": { "containers": containers },
+    }))
 }
 
 /// `UpdatePodAnnotationsInUpgrade`: this SidecarSet's entry gets the imageIDs the changed containers

@@ -8,7 +8,7 @@
 //! `revisionHistoryLimit: 10`; `patchPodMetadata[].patchPolicy: Retain`;
 //! `injectionStrategy.revision.policy: Always`. Then `kruise.io/sidecarset-hash` and
 //! `kruise.io/sidecarset-hash-without-image` are stamped from the defaulted containers
-//! ([`super::gojson`]).
+//! (`kruise_core::sidecarset::gojson`).
 //!
 //! Validation follows OpenKruise's `validateSidecarSet`: name (`^[a-zA-Z0-9\-]+$`, at most 63), canary
 //! annotations, selectors (required, valid, non-empty), injection strategy (revision must exist),

@@ -38,7 +38,6 @@
 mod apply;
 mod build;
 mod clock;
-mod hash;
 mod index;
 mod metadata;
 mod plan;
@@ -73,49 +72,17 @@ use crate::{Denial, patch, view::ClusterView};
 
 /// The pod annotation listing the SidecarSets injected into it, sorted, comma-separated.
 pub use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECTED_LIST;
-/// The pod annotation recording which container of each hot-upgrade pair is working.
-pub const SIDECARSET_WORKING_HOTUPGRADE_CONTAINER: &str = "kruise.io/sidecarset-working-hotupgrade-container";
+pub use kruise_core::sidecarset::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER;
+use kruise_core::sidecarset::{
+    UpgradeSpec, go_escape, metadata::apply_metadata_patches, read_records, version_alt_annotation,
+    version_annotation, write_records,
+};
 
-pub use hash::stamped_or_computed_hashes;
-pub use metadata::UpgradeSpec;
-
-/// A pod's `kruise.io/sidecarset-hash(-without-image)` records by SidecarSet name (the legacy
-/// `{name: hash}` form converted), as injection reads them; the SidecarSet controller reads them too.
-pub fn read_records(value: Option<&str>) -> Result<BTreeMap<String, UpgradeSpec>, String> {
-    metadata::parse_upgrade_specs(value)
-}
-
-/// The JSON text of hash records, as injection writes it.
-pub fn write_records(records: &BTreeMap<String, UpgradeSpec>) -> String {
-    metadata::write_upgrade_specs(records)
-}
-
-/// A SidecarSet's `sidecarList` (container names and native init container names, sorted).
-pub fn sidecar_list(spec: &kruise_api::apps_v1beta1::SidecarSetSpec) -> Result<Vec<String>, String> {
-    plan::Plan::new(spec).map(|p| p.sidecar_list)
-}
-
-/// The annotation values `patchPodMetadata` changes on a pod with `annotations` (every policy, as on
-/// injection; the SidecarSet controller re-applies it on each in-place upgrade).
-pub fn patch_pod_metadata(
-    spec: &kruise_api::apps_v1beta1::SidecarSetSpec,
-    annotations: &BTreeMap<String, String>,
-) -> Result<BTreeMap<String, String>, String> {
-    let plan = plan::Plan::new(spec)?;
-    let pod = serde_json::json!({ "metadata": { "annotations": annotations } });
-    let mut working = Annotations::of(&pod);
-    metadata::patch_pod_metadata(&mut working, &plan.patch_pod_metadata)?;
-    Ok(working
-        .changed()
-        .into_iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect())
-}
-
-/// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod.
+/// Step of `/mutate-pod`: injects the sidecars of the SidecarSets that select the pod (active pods only,
+/// as OpenKruise).
 pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepResult {
     let resource = &context.request.resource.resource;
-    if !resource.is_empty() && resource != "pods" || !is_active(pod) {
+    if !resource.is_empty() && resource != "pods" || !kruise_core::pod_state::is_active_json(pod) {
         return Ok(StepOutput::default());
     }
     let index = kruise_core::derived::get::<SidecarSetIndex>(context.view);
@@ -145,7 +112,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
 
     let mut annotations = Annotations::of(pod);
     for r in &matched {
-        metadata::patch_pod_metadata(&mut annotations, &r.plan.patch_pod_metadata).map_err(|e| {
+        apply_metadata_patches(&mut annotations, &r.plan.patch_pod_metadata).map_err(|e| {
             internal(format!(
                 "SidecarSet {} cannot patch pod metadata: {e}",
                 r.entry.name
@@ -155,7 +122,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
 
     // What the pod already records.
     let records = |key: &str| {
-        metadata::parse_upgrade_specs(annotations.get(key)).map_err(|e| {
+        read_records(annotations.get(key)).map_err(|e| {
             internal(format!(
                 "pod({namespace}/{pod_name}) invalid annotations[{key}] value {}, unmarshal failed: {e}",
                 annotations.get(key).unwrap_or_default()
@@ -244,10 +211,10 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
                     let [first, second] = build::hot_pair(&sidecar.name, &container, empty_image);
                     let (n1, n2) = (format!("{}-1", sidecar.name), format!("{}-2", sidecar.name));
                     hot_annotations.extend([
-                        (build::version_annotation(&n1), "1".to_string()),
-                        (build::version_alt_annotation(&n1), "0".to_string()),
-                        (build::version_annotation(&n2), "0".to_string()),
-                        (build::version_alt_annotation(&n2), "1".to_string()),
+                        (version_annotation(&n1), "1".to_string()),
+                        (version_alt_annotation(&n1), "0".to_string()),
+                        (version_annotation(&n2), "0".to_string()),
+                        (version_alt_annotation(&n2), "1".to_string()),
                     ]);
                     working.insert(sidecar.name.clone(), n1.clone());
                     hot_injected = true;
@@ -296,10 +263,10 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         ops.extend(apply::merge_containers(&target, "containers", sidecars));
         ops.extend(apply::merge_volumes(&target, volumes));
         ops.extend(apply::merge_secrets(&target, secrets));
-        annotations.set(SIDECARSET_HASH_ANNOTATION, metadata::write_upgrade_specs(&hashes));
+        annotations.set(SIDECARSET_HASH_ANNOTATION, write_records(&hashes));
         annotations.set(
             SIDECARSET_HASH_WITHOUT_IMAGE_ANNOTATION,
-            metadata::write_upgrade_specs(&hashes_without_image),
+            write_records(&hashes_without_image),
         );
         let list: Vec<&str> = injected_list.iter().map(String::as_str).collect();
         annotations.set(SIDECARSET_INJECTED_LIST, list.join(","));
@@ -309,7 +276,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         if hot_injected {
             annotations.set(
                 SIDECARSET_WORKING_HOTUPGRADE_CONTAINER,
-                hash::go_escape(serde_json::to_string(&working).unwrap_or_default()),
+                go_escape(serde_json::to_string(&working).unwrap_or_default()),
             );
         }
     }
@@ -423,11 +390,4 @@ fn already_injected(
             .iter()
             .flat_map(|s| s.pod_names())
             .all(|n| present(pod.containers, &n))
-}
-
-/// OpenKruise injects only into active pods: not `Succeeded` / `Failed`, no deletion timestamp.
-fn is_active(pod: &Value) -> bool {
-    let phase = crate::patch::get(pod, &["status", "phase"]).and_then(Value::as_str);
-    !matches!(phase, Some("Succeeded" | "Failed"))
-        && crate::patch::get(pod, &["metadata", "deletionTimestamp"]).is_none_or(Value::is_null)
 }

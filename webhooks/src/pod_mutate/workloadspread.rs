@@ -30,6 +30,7 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_core::{
     intstr::{self, Round},
+    pod_state::is_active_json,
     workload_spread,
 };
 use serde_json::{Map, Value, json};
@@ -58,7 +59,7 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
     {
         return Ok(StepOutput::default());
     }
-    if !is_active(pod) {
+    if !is_active_json(pod) {
         return Ok(StepOutput::default());
     }
     let Some(owner) = owner::controller_of(pod) else {
@@ -124,19 +125,6 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         )
     })?;
     Ok(output)
-}
-
-/// Not terminating and not `Succeeded` / `Failed`.
-fn is_active(pod: &Value) -> bool {
-    let deleting = pod
-        .get("metadata")
-        .and_then(|m| m.get("deletionTimestamp"))
-        .is_some_and(|t| !t.is_null());
-    let phase = pod
-        .get("status")
-        .and_then(|s| s.get("phase"))
-        .and_then(Value::as_str);
-    !deleting && !matches!(phase, Some("Succeeded" | "Failed"))
 }
 
 /// The workload kinds a WorkloadSpread can target (group and kind; version ignored).

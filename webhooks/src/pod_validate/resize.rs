@@ -1,12 +1,14 @@
 //! Pod UPDATE: may the change make the pod unavailable, and is it an in-place resize (OpenKruise
 //! "IsPodUnavailableChanged" and "CanResizeInplace")?
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use kruise_core::pod_state::{annotation, has_unavailable_label};
+use kruise_core::quantity::Quantity as Parsed;
 
 /// True when the update may cause unavailability: the spec changed, or an unavailable label was added.
 /// Label, annotation and status changes alone do not count.
@@ -114,31 +116,28 @@ enum Qos {
     BestEffort,
 }
 
-/// The QoS class computed from cpu/memory requests and limits of all containers and init containers.
+/// The QoS class computed from cpu/memory requests and limits of all containers and init containers
+/// (Kubernetes' `ComputePodQOS`: positive quantities summed per resource).
 fn qos_class(pod: &Pod) -> Qos {
     let spec = pod.spec.as_ref();
     let all = spec
         .map(|s| s.containers.iter().chain(s.init_containers.iter().flatten()))
         .into_iter()
         .flatten();
-    let mut requests_sum: BTreeMap<&str, i128> = BTreeMap::new();
-    let mut limits_sum: BTreeMap<&str, i128> = BTreeMap::new();
+    let mut requests_sum: BTreeMap<&str, Sum> = BTreeMap::new();
+    let mut limits_sum: BTreeMap<&str, Sum> = BTreeMap::new();
     let mut guaranteed = true;
     for c in all {
         for (name, q) in requests(c).into_iter().flatten() {
-            if let (n @ ("cpu" | "memory"), Some(v)) = (name.as_str(), parse_quantity(&q.0))
-                && v > 0
-            {
-                *requests_sum.entry(n).or_default() += v;
+            if let (n @ ("cpu" | "memory"), Some(v)) = (name.as_str(), positive(q)) {
+                requests_sum.entry(n).or_default().add(&v);
             }
         }
         let mut found = BTreeSet::new();
         for (name, q) in limits(c).into_iter().flatten() {
-            if let (n @ ("cpu" | "memory"), Some(v)) = (name.as_str(), parse_quantity(&q.0))
-                && v > 0
-            {
+            if let (n @ ("cpu" | "memory"), Some(v)) = (name.as_str(), positive(q)) {
                 found.insert(n);
-                *limits_sum.entry(n).or_default() += v;
+                limits_sum.entry(n).or_default().add(&v);
             }
         }
         if found.len() < 2 {
@@ -149,7 +148,9 @@ fn qos_class(pod: &Pod) -> Qos {
         return Qos::BestEffort;
     }
     if guaranteed
-        && requests_sum.iter().all(|(n, r)| limits_sum.get(n) == Some(r))
+        && requests_sum
+            .iter()
+            .all(|(n, r)| limits_sum.get(n).is_some_and(|l| l.equals(r)))
         && requests_sum.len() == limits_sum.len()
     {
         return Qos::Guaranteed;
@@ -157,72 +158,45 @@ fn qos_class(pod: &Pod) -> Qos {
     Qos::Burstable
 }
 
-fn quantities_equal(a: &Quantity, b: &Quantity) -> bool {
-    match (parse_quantity(&a.0), parse_quantity(&b.0)) {
-        (Some(x), Some(y)) => x == y,
-        _ => a.0 == b.0,
+/// A quantity that parses and is greater than zero.
+fn positive(q: &Quantity) -> Option<Parsed> {
+    Parsed::parse(&q.0)
+        .ok()
+        .filter(|v| !v.is_zero() && !v.is_negative())
+}
+
+/// A per-resource sum; `None` once it leaves the range kruise-rs computes exactly (never equal then).
+struct Sum(Option<Parsed>);
+
+impl Default for Sum {
+    fn default() -> Sum {
+        Sum(Some(Parsed::from_int(0)))
     }
 }
 
-/// A Kubernetes quantity in units of 10⁻⁹ (rounded up), or `None` when it does not parse or is too large.
-pub(crate) fn parse_quantity(s: &str) -> Option<i128> {
-    let s = s.trim();
-    let (sign, s) = match s.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, suffix) = s.split_at(split);
-    if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-        return None;
-    }
-    let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
-    // value = digits × 10^(exp10) × 2^(exp2)
-    let digits: String = format!("{int_part}{frac_part}");
-    let mut exp10: i32 = -(frac_part.len() as i32);
-    let mut exp2: u32 = 0;
-    match suffix {
-        "" => {}
-        "n" => exp10 -= 9,
-        "u" => exp10 -= 6,
-        "m" => exp10 -= 3,
-        "k" => exp10 += 3,
-        "M" => exp10 += 6,
-        "G" => exp10 += 9,
-        "T" => exp10 += 12,
-        "P" => exp10 += 15,
-        "E" => exp10 += 18,
-        "Ki" => exp2 = 10,
-        "Mi" => exp2 = 20,
-        "Gi" => exp2 = 30,
-        "Ti" => exp2 = 40,
-        "Pi" => exp2 = 50,
-        "Ei" => exp2 = 60,
-        _ => {
-            let e = suffix.strip_prefix(['e', 'E'])?;
-            exp10 += e.parse::<i32>().ok()?;
+impl Sum {
+    fn add(&mut self, v: &Parsed) {
+        if let Some(s) = &mut self.0
+            && s.add(v).is_err()
+        {
+            self.0 = None;
         }
     }
-    let digits = digits.trim_start_matches('0');
-    if digits.len() > 30 {
-        return None;
+
+    fn equals(&self, other: &Sum) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => a.compare(b) == Ordering::Equal,
+            _ => false,
+        }
     }
-    let mut value: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
-    value = value.checked_mul(1i128.checked_shl(exp2)?)?;
-    let exp = exp10 + 9;
-    if exp >= 0 {
-        value = value.checked_mul(10i128.checked_pow(exp as u32)?)?;
-    } else {
-        let div = 10i128.checked_pow(exp.unsigned_abs()).unwrap_or(i128::MAX);
-        value = value / div + i128::from(value % div != 0);
+}
+
+/// Semantic equality (`Quantity.Cmp`); text that is no quantity compares as text.
+fn quantities_equal(a: &Quantity, b: &Quantity) -> bool {
+    match (Parsed::parse(&a.0), Parsed::parse(&b.0)) {
+        (Ok(x), Ok(y)) => x.compare(&y) == Ordering::Equal,
+        _ => a.0 == b.0,
     }
-    Some(sign * value)
 }
 
 #[cfg(test)]
@@ -236,13 +210,14 @@ mod tests {
     }
 
     #[test]
-    fn quantities() {
-        assert_eq!(parse_quantity("100m"), parse_quantity("0.1"));
-        assert_eq!(parse_quantity("1Ki"), parse_quantity("1024"));
-        assert_eq!(parse_quantity("1e3"), parse_quantity("1k"));
-        assert_eq!(parse_quantity("1"), Some(1_000_000_000));
-        assert_eq!(parse_quantity("lots"), None);
-        assert_eq!(parse_quantity("1e400"), None);
+    fn quantities_compare_by_value() {
+        let q = |s: &str| Quantity(s.to_string());
+        assert!(quantities_equal(&q("100m"), &q("0.1")));
+        assert!(quantities_equal(&q("1Ki"), &q("1024")));
+        assert!(quantities_equal(&q("1e3"), &q("1k")));
+        assert!(!quantities_equal(&q("1"), &q("1001m")));
+        assert!(quantities_equal(&q("lots"), &q("lots")));
+        assert!(!quantities_equal(&q("lots"), &q("1")));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use kruise_core::{
 use serde_json::Value;
 
 use crate::{StatusWrite, WriteTarget, owner, view::ClusterView};
-use kruise_core::pod_state::annotation;
+use kruise_core::pod_state::{annotation, is_active};
 
 /// The subset recorded in `apps.kruise.io/matched-workloadspread`, decoded like Go's `encoding/json`
 /// (keys match case-insensitively; `null` or anything undecodable means "not matched").
@@ -45,11 +45,6 @@ fn matched(pod: &PodRecord) -> Option<(String, String)> {
         }
     }
     Some((name, subset))
-}
-
-fn is_active(pod: &PodRecord) -> bool {
-    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-    !matches!(phase, Some("Succeeded" | "Failed")) && pod.metadata.deletion_timestamp.is_none()
 }
 
 fn controller_kind(pod: &PodRecord) -> Option<&str> {

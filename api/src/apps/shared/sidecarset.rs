@@ -344,6 +344,9 @@ pub struct SidecarSetStatus {
     /// Hash collision counter used to name revisions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collision_count: Option<i32>,
+    /// kruise-rs only: active pods the SidecarSet selects that lack its sidecars (not injected).
+    #[serde(default, skip_serializing_if = "is_zero_i32")]
+    pub uninjected_pods: i32,
     /// kruise-rs only (OpenKruise writes none): `Progressing` says whether the rollout moves and, when
     /// it does not, why.
     #[serde(default, skip_serializing_if = "Option::is_none")]

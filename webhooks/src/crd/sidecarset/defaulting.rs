@@ -51,7 +51,8 @@ pub fn apply_defaults(m: &mut Mutator) {
         );
     }
     let null = Value::Null;
-    let (hash, without_image) = crate::crd::gojson::sidecarset_hashes(m.doc.get("spec").unwrap_or(&null));
+    let (hash, without_image) =
+        kruise_core::sidecarset::gojson::sidecarset_hashes(m.doc.get("spec").unwrap_or(&null));
     m.set_map_entry(&["metadata", "annotations"], SIDECARSET_HASH_ANNOTATION, &hash);
     m.set_map_entry(
         &["metadata", "annotations"],

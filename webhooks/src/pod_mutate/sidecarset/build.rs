@@ -4,6 +4,7 @@
 //! fields it needs from the pod.
 
 use foldhash::HashSet;
+use kruise_core::sidecarset::{version_alt_annotation, version_annotation};
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -142,14 +143,4 @@ pub(crate) fn hot_pair(sidecar_name: &str, container: &Value, empty_image: &str)
         c
     };
     [pair("1", None), pair("2", Some(empty_image))]
-}
-
-/// `version.sidecarset.kruise.io/<container>`.
-pub(crate) fn version_annotation(container: &str) -> String {
-    format!("version.sidecarset.kruise.io/{container}")
-}
-
-/// `versionalt.sidecarset.kruise.io/<container>`.
-pub(crate) fn version_alt_annotation(container: &str) -> String {
-    format!("versionalt.sidecarset.kruise.io/{container}")
 }

@@ -25,7 +25,9 @@ use serde_json::{Map, Value};
 
 use kruise_core::selector::Requirement;
 
-use super::{hash::stamped_or_computed_hashes, plan::Plan};
+use kruise_core::sidecarset::stamped_or_computed_hashes;
+
+use super::plan::Plan;
 
 /// A selector parsed once, kept with the SidecarSet.
 pub(crate) type Selector = kruise_core::selector::Selector<'static>;

@@ -4,27 +4,12 @@
 //! Only the pod-dependent parts are done per review.
 
 use kruise_api::apps_v1beta1::{
-    PodInjectPolicyType, ShareVolumePolicyType, SidecarContainer, SidecarContainerUpgradeType,
-    SidecarSetPatchPolicyType, SidecarSetSpec,
+    PodInjectPolicyType, ShareVolumePolicyType, SidecarContainer, SidecarContainerUpgradeType, SidecarSetSpec,
 };
+use kruise_core::sidecarset::{MetadataPatch, metadata_patches, sidecar_list};
 use serde_json::{Value, json};
 
 use super::{pod_containers::IS_INJECTED, resources::Policy};
-
-/// How a `patchPodMetadata` entry treats a key the pod already has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MetadataPolicy {
-    Retain,
-    Overwrite,
-    MergePatchJson,
-}
-
-/// One `patchPodMetadata` entry.
-#[derive(Clone, Debug)]
-pub(crate) struct MetadataPatch {
-    pub(crate) policy: MetadataPolicy,
-    pub(crate) annotations: Vec<(String, String)>,
-}
 
 /// Where `transferEnv` finds the source container's name.
 #[derive(Clone, Debug)]
@@ -50,8 +35,6 @@ pub(crate) struct SidecarPlan {
     pub(crate) base: Value,
     /// `podInjectPolicy: BeforeAppContainer`.
     pub(crate) before: bool,
-    /// An init container with `restartPolicy: Always`.
-    pub(crate) native: bool,
     /// `Some(empty image)` when injected as a hot-upgrade pair.
     pub(crate) hot_empty_image: Option<String>,
     pub(crate) share_volumes: bool,
@@ -125,44 +108,8 @@ impl Plan {
             .flatten()
             .map(|s| serde_json::to_value(s).unwrap_or(Value::Null))
             .collect();
-        for (index, p) in spec.patch_pod_metadata.iter().flatten().enumerate() {
-            let policy = match p.patch_policy.as_ref() {
-                None | Some(SidecarSetPatchPolicyType::Retain) => MetadataPolicy::Retain,
-                Some(SidecarSetPatchPolicyType::Other(s)) if s.is_empty() => MetadataPolicy::Retain,
-                Some(SidecarSetPatchPolicyType::Overwrite) => MetadataPolicy::Overwrite,
-                Some(SidecarSetPatchPolicyType::MergePatchJson) => MetadataPolicy::MergePatchJson,
-                // OpenKruise ignores an entry with any other policy.
-                Some(SidecarSetPatchPolicyType::Other(_)) => continue,
-            };
-            let annotations: Vec<(String, String)> = p
-                .annotations
-                .iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            if policy == MetadataPolicy::MergePatchJson {
-                for (k, v) in &annotations {
-                    let valid = serde_json::from_str::<Value>(v).is_ok_and(|v| v.is_object() || v.is_array());
-                    if !valid {
-                        return Err(format!(
-                            "spec.patchPodMetadata[{index}].annotations[{k}]: a MergePatchJson value must be a JSON object or array"
-                        ));
-                    }
-                }
-            }
-            plan.patch_pod_metadata
-                .push(MetadataPatch { policy, annotations });
-        }
-        let mut list: Vec<String> = plan
-            .init_containers
-            .iter()
-            .filter(|c| c.native)
-            .chain(&plan.containers)
-            .map(|c| c.name.clone())
-            .collect();
-        list.sort();
-        list.dedup();
-        plan.sidecar_list = list;
+        plan.patch_pod_metadata = metadata_patches(spec)?;
+        plan.sidecar_list = sidecar_list(spec);
         plan.names = plan
             .init_containers
             .iter()
@@ -242,7 +189,6 @@ fn sidecar(
         name: c.name.clone(),
         base,
         before,
-        native,
         hot_empty_image,
         share_volumes: enabled(c.share_volume_policy.type_.as_ref()),
         share_devices: enabled(

@@ -30,14 +30,14 @@
 //! * Float-to-integer conversions follow Go on amd64 (out of range gives the minimum `int64`).
 
 mod calc;
-mod quantity;
 
 use foldhash::HashSet;
 use kruise_api::apps_v1beta1::{ResourcesPolicy, TargetContainersModeType};
+use kruise_core::quantity::{Quantity, QuantityError};
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use self::{calc::Value as Calculated, quantity::Quantity};
+use self::calc::Value as Calculated;
 use super::pod_containers::{PodContainers, name, str_field};
 use crate::{Denial, crd::field::go_quote};
 
@@ -206,7 +206,7 @@ impl Policy {
     }
 }
 
-fn out_of_range(e: &str) -> Denial {
+fn out_of_range(e: QuantityError) -> Denial {
     Denial::new(500, "InternalError", e.to_string())
 }
 

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use kruise_api::apps_v1beta1::{SIDECARSET_CUSTOM_VERSION_LABEL, SidecarSetSpec};
+use kruise_core::sidecarset::stamped_or_computed_hashes;
 use serde_json::{Map, Value};
 
 use super::{
     clock,
-    hash::stamped_or_computed_hashes,
     index::{Entry, Partition},
     plan::Plan,
 };

@@ -1,0 +1,217 @@
+//! PodUnavailableBudget protection of one pod operation: OpenKruise's decision procedure, in its order,
+//! ending in a check-and-decrement whose result is a status write. The pod validating webhook runs it on
+//! each request; the SidecarSet controller runs it (dry) before it updates a pod, so a protected pod waits
+//! instead of drawing a refusal.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
+use kruise_api::policy_v1beta1::{
+    DEPRECATED_POD_RELATED_PUB_ANNOTATION, POD_PUB_NO_PROTECTION_ANNOTATION, POD_RELATED_PUB_ANNOTATION,
+    PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PubOperation,
+};
+
+use crate::pod_state::{annotation, is_ready_for_pub, is_state_consistent};
+use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
+
+/// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
+pub const MAX_RECORDED_PODS: usize = 2000;
+
+/// The operation a request performs on a pod, as a PUB names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PodOperation {
+    Delete,
+    Update,
+    Evict,
+    Resize,
+}
+
+impl PodOperation {
+    /// The spelling in `spec.protectOperations`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodOperation::Delete => "DELETE",
+            PodOperation::Update => "UPDATE",
+            PodOperation::Evict => "EVICT",
+            PodOperation::Resize => "RESIZE",
+        }
+    }
+}
+
+/// Why a pod passes without touching any budget (the skip rules, in the order they are tested).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skip {
+    NoRelatedPub,
+    NoProtectAnnotation,
+    NotReady,
+    NotConsistent,
+    PubNotFound,
+    IgnoredBySelector,
+    NothingDesired,
+    OperationNotProtected,
+    AlreadyRecorded,
+}
+
+/// The outcome of the procedure.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// Allowed, no budget involved.
+    Skipped(Skip),
+    /// Allowed and the budget spent: `write` is the new PUB status (`None` in dry run).
+    Spent { write: Option<StatusWrite> },
+    /// Denied by the budget `pub_name`, with OpenKruise's message.
+    Denied { pub_name: String, message: String },
+}
+
+/// The PUB a pod names: `pub.kruise.io/related-pub`, else the deprecated `kruise.io/related-pub`.
+pub fn related_pub_name(meta: &ObjectMeta) -> Option<&str> {
+    annotation(meta, POD_RELATED_PUB_ANNOTATION)
+        .filter(|n| !n.is_empty())
+        .or_else(|| annotation(meta, DEPRECATED_POD_RELATED_PUB_ANNOTATION))
+        .filter(|n| !n.is_empty())
+}
+
+/// Go's `strconv.ParseBool` true spellings.
+fn parses_true(value: &str) -> bool {
+    matches!(value, "1" | "t" | "T" | "TRUE" | "true" | "True")
+}
+
+/// The protected operations: `spec.protectOperations` if non-empty; else the comma list of the
+/// `kruise.io/pub-protect-operations` annotation (no trimming, empty items dropped) if it names any;
+/// else DELETE, UPDATE and EVICT. RESIZE is protected with UPDATE (gate InPlacePodVerticalScaling off).
+fn is_protected(pub_: &PodUnavailableBudget, operation: PodOperation) -> bool {
+    let mut ops: Vec<String> = pub_
+        .spec
+        .protect_operations
+        .iter()
+        .flatten()
+        .map(|o| o.to_string())
+        .collect();
+    if ops.is_empty()
+        && let Some(value) = pub_
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(PUB_PROTECT_OPERATION_ANNOTATION))
+    {
+        ops = value
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    if ops.is_empty() {
+        ops = [PubOperation::Delete, PubOperation::Update, PubOperation::Evict]
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+    }
+    let has = |name: &str| ops.iter().any(|o| o == name);
+    has(operation.as_str()) || (operation == PodOperation::Resize && has("UPDATE"))
+}
+
+fn forbidden(pub_name: &str, reason: &str) -> String {
+    format!("podunavailablebudget.policy.kruise.io \"{pub_name}\" is forbidden: {reason}")
+}
+
+/// Runs the procedure for `pod` (its namespace defaults to `namespace`). `Err` is a request error (400).
+pub fn check(
+    pod: &PodRecord,
+    namespace: &str,
+    operation: PodOperation,
+    dry_run: bool,
+    view: &(impl ClusterView + ?Sized),
+    now: Timestamp,
+) -> Result<Outcome, String> {
+    let Some(pub_name) = related_pub_name(&pod.metadata) else {
+        return Ok(Outcome::Skipped(Skip::NoRelatedPub));
+    };
+    if annotation(&pod.metadata, POD_PUB_NO_PROTECTION_ANNOTATION).is_some_and(parses_true) {
+        return Ok(Outcome::Skipped(Skip::NoProtectAnnotation));
+    }
+    if !is_ready_for_pub(pod) {
+        return Ok(Outcome::Skipped(Skip::NotReady));
+    }
+    if !is_state_consistent(pod) {
+        return Ok(Outcome::Skipped(Skip::NotConsistent));
+    }
+    let namespace = pod
+        .metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(namespace);
+    let Some(pub_) = view
+        .pod_unavailable_budgets(namespace)
+        .into_iter()
+        .find(|p| p.metadata.name.as_deref() == Some(pub_name))
+    else {
+        return Ok(Outcome::Skipped(Skip::PubNotFound));
+    };
+    let ignored = selects_non_empty(
+        pub_.spec.ignored_pod_selector.as_ref(),
+        &pod.metadata.labels.as_ref(),
+    )
+    .map_err(|e| e.to_string())?;
+    if ignored {
+        return Ok(Outcome::Skipped(Skip::IgnoredBySelector));
+    }
+    let mut status = pub_.status.clone().unwrap_or_default();
+    if status.desired_available == 0 {
+        return Ok(Outcome::Skipped(Skip::NothingDesired));
+    }
+    if !is_protected(&pub_, operation) {
+        return Ok(Outcome::Skipped(Skip::OperationNotProtected));
+    }
+    let pod_name = pod.metadata.name.clone().unwrap_or_default();
+    let recorded = |m: &Option<BTreeMap<String, Time>>| m.as_ref().is_some_and(|m| m.contains_key(&pod_name));
+    if recorded(&status.disrupted_pods) || recorded(&status.unavailable_pods) {
+        return Ok(Outcome::Skipped(Skip::AlreadyRecorded));
+    }
+    if status.unavailable_allowed <= 0 {
+        return Ok(Outcome::Denied {
+            pub_name: pub_name.to_string(),
+            message: forbidden(pub_name, "pub unavailable allowed is negative"),
+        });
+    }
+    let size = |m: &Option<BTreeMap<String, Time>>| m.as_ref().map_or(0, BTreeMap::len);
+    if size(&status.disrupted_pods) + size(&status.unavailable_pods) > MAX_RECORDED_PODS {
+        return Ok(Outcome::Denied {
+            pub_name: pub_name.to_string(),
+            message: forbidden(
+                pub_name,
+                "DisruptedPods and UnavailablePods map too big - too many unavailable not confirmed by PUB controller",
+            ),
+        });
+    }
+    if dry_run {
+        return Ok(Outcome::Spent { write: None });
+    }
+    status.unavailable_allowed -= 1;
+    let stamp = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
+    let disrupted = status.disrupted_pods.get_or_insert_with(BTreeMap::new);
+    let unavailable = status.unavailable_pods.get_or_insert_with(BTreeMap::new);
+    match operation {
+        PodOperation::Update => unavailable.insert(pod_name, stamp),
+        PodOperation::Delete | PodOperation::Evict | PodOperation::Resize => {
+            disrupted.insert(pod_name, stamp)
+        }
+    };
+    let status = serde_json::to_value(&status).map_err(|e| e.to_string())?;
+    Ok(Outcome::Spent {
+        write: Some(StatusWrite {
+            target: WriteTarget {
+                api_version: "policy.kruise.io/v1beta1".into(),
+                kind: "PodUnavailableBudget".into(),
+                plural: "podunavailablebudgets".into(),
+                namespace: namespace.to_string(),
+                name: pub_name.to_string(),
+            },
+            resource_version: Some(pub_.metadata.resource_version.clone().unwrap_or_default()),
+            status,
+        }),
+    })
+}

@@ -1,0 +1,97 @@
+//! The injection audit through the planner.
+
+use serde_json::json;
+
+use super::super::tests::{pod_json, run, set, with};
+use super::*;
+use crate::sidecarset::InFlight;
+
+/// A pod the SidecarSet selects but did not inject: no injected list, no sidecar; owned by `owner`.
+fn uninjected_pod(i: usize, owner: Option<&str>) -> PodRecord {
+    let mut v = with(pod_json(i, i as u32), &["metadata", "annotations"], json!({}));
+    v = with(
+        v,
+        &["spec", "containers"],
+        json!([{"name": "app", "image": "app:v1"}]),
+    );
+    if let Some(kind) = owner {
+        v = with(
+            v,
+            &["metadata", "ownerReferences"],
+            json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": kind, "name": "web", "uid": "cs", "controller": true}]),
+        );
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+fn opted_in(mut s: kruise_api::apps_v1beta1::SidecarSet) -> kruise_api::apps_v1beta1::SidecarSet {
+    s.metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(REPLACE_UNINJECTED_PODS.into(), "true".into());
+    s
+}
+
+#[test]
+fn uninjected_pods_are_counted_named_and_replaced_only_when_asked_within_max_unavailable() {
+    let other: PodRecord = serde_json::from_value(with(
+        pod_json(9, 9),
+        &["metadata", "labels"],
+        json!({"app": "other"}),
+    ))
+    .unwrap();
+    let pods = vec![
+        serde_json::from_value(pod_json(0, 0)).unwrap(),
+        uninjected_pod(1, None),
+        uninjected_pod(2, Some("CloneSet")),
+        uninjected_pod(3, Some("CloneSet")),
+        uninjected_pod(4, Some("ReplicaSet")),
+        other,
+    ];
+    let plan = run(&set(json!({})), &pods, &InFlight::default());
+    assert_eq!((plan.status.matched_pods, plan.status.uninjected_pods), (1, 4));
+    let event = plan.events.iter().find(|e| e.reason == "UninjectedPods").unwrap();
+    assert!(event.warning);
+    assert!(
+        event.message.starts_with("4 pod(s)")
+            && event
+                .message
+                .contains("default/p1, default/p2, default/p3, default/p4"),
+        "{}",
+        event.message
+    );
+    assert!(plan.replacements.is_empty(), "not opted in");
+
+    // Opted in, maxUnavailable 1: one CloneSet pod at a time; the ReplicaSet's and the bare pod are left.
+    let plan = run(&opted_in(set(json!({}))), &pods, &InFlight::default());
+    assert_eq!(plan.replacements.len(), 1);
+    let (target, patch) = &plan.replacements[0];
+    assert_eq!(target.name, "p2");
+    assert_eq!(patch["metadata"]["labels"][SPECIFIED_DELETE], "true");
+    assert_eq!(patch["metadata"]["resourceVersion"], "102");
+    // While p2 waits for its CloneSet, nothing more is labelled.
+    let mut labelled = pods.clone();
+    labelled[2]
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(SPECIFIED_DELETE.into(), "true".into());
+    let plan = run(&opted_in(set(json!({}))), &labelled, &InFlight::default());
+    assert!(plan.replacements.is_empty());
+    // With maxUnavailable 2 the second CloneSet pod follows.
+    let plan = run(
+        &opted_in(set(json!({"maxUnavailable": 2}))),
+        &labelled,
+        &InFlight::default(),
+    );
+    let names: Vec<&str> = plan.replacements.iter().map(|(p, _)| p.name.as_str()).collect();
+    assert_eq!(names, ["p3"]);
+    // The stored count is what was found: no second event.
+    let mut stored = set(json!({}));
+    stored.status = Some(kruise_api::apps_v1beta1::SidecarSetStatus {
+        uninjected_pods: 4,
+        ..Default::default()
+    });
+    let plan = run(&stored, &pods, &InFlight::default());
+    assert!(plan.events.iter().all(|e| e.reason != "UninjectedPods"));
+}
