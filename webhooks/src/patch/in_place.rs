@@ -247,7 +247,9 @@ fn remove_undoable(doc: &mut Value, path: &Pointer, op: usize) -> Result<Undo, &
 
 /// The value at `path`, mutably.
 fn lookup<'a>(doc: &'a mut Value, path: &Pointer) -> Option<&'a mut Value> {
-    path.tokens().try_fold(doc, |v, token| child(v, &token.decoded()))
+    // The pointer is valid (every `~` is followed by 0 or 1), so its tokens are the text between `/`s.
+    let mut tokens = path.as_str().split('/').skip(1);
+    tokens.try_fold(doc, |v, token| child(v, &decoded(token)))
 }
 
 fn child<'a>(v: &'a mut Value, token: &str) -> Option<&'a mut Value> {
@@ -275,11 +277,28 @@ fn split(path: &Pointer) -> Option<(&Pointer, Cow<'_, str>)> {
 
 /// An RFC 6901 token unescaped: `~1` is `/`, `~0` is `~`. Borrowed when there is no `~`.
 fn decoded(token: &str) -> Cow<'_, str> {
-    if token.contains('~') {
-        Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
-    } else {
-        Cow::Borrowed(token)
+    let Some(first) = token.find('~') else {
+        return Cow::Borrowed(token);
+    };
+    let mut out = String::with_capacity(token.len());
+    out.push_str(&token[..first]);
+    let mut bytes = token[first..].char_indices();
+    while let Some((_, c)) = bytes.next() {
+        match c {
+            '~' => match bytes.next() {
+                Some((_, '1')) => out.push('/'),
+                Some((_, '0')) => out.push('~'),
+                // Not produced by a valid pointer; kept as written.
+                Some((_, other)) => {
+                    out.push('~');
+                    out.push(other);
+                }
+                None => out.push('~'),
+            },
+            c => out.push(c),
+        }
     }
+    Cow::Owned(out)
 }
 
 fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str> {
@@ -323,6 +342,25 @@ mod tests {
 
     fn ops(v: Value) -> Vec<PatchOperation> {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn tokens_decode_as_rfc_6901_says() {
+        for (token, want) in [
+            ("plain", "plain"),
+            ("a~1b~0c", "a/b~c"),
+            ("~01", "~1"),
+            ("~10", "/0"),
+            ("é~1ü", "é/ü"),
+        ] {
+            assert_eq!(decoded(token), want, "{token}");
+            let pointer = json_patch::jsonptr::PointerBuf::parse(format!("/{token}")).unwrap();
+            assert_eq!(
+                pointer.tokens().next().unwrap().decoded(),
+                want,
+                "jsonptr agrees on {token}"
+            );
+        }
     }
 
     /// Applying with undo gives the same document as `json_patch`, and undoing gives back the original,
