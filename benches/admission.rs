@@ -102,5 +102,43 @@ fn benches(c: &mut Criterion) {
     });
 }
 
-criterion_group!(admission_benches, benches, mutate_pod);
+/// The perf pod deleted once admitted (named, ready, recorded against the PUB): `/validate-pod` decodes
+/// the old object, does the WorkloadSpread accounting and the PUB check.
+fn validate_pod(c: &mut Criterion) {
+    let view = load_view(&[bench_state()]).expect("bench state loads");
+    let settings = Settings::default();
+    let mut review: serde_json::Value =
+        serde_json::from_slice(&read("benches/data/pod-create-review.json")).expect("JSON");
+    let request = &mut review["request"];
+    let mut pod = request["object"].take();
+    let name = "checkout-api-7d9f8c6b5d-x7k2p";
+    pod["metadata"]["name"] = name.into();
+    pod["metadata"]["annotations"]["pub.kruise.io/related-pub"] = "checkout-pub".into();
+    pod["spec"]["nodeName"] = "node-1".into();
+    pod["status"] = serde_json::json!({"phase": "Running",
+        "conditions": [{"type": "Ready", "status": "True"}]});
+    request["operation"] = "DELETE".into();
+    request["name"] = name.into();
+    request["oldObject"] = pod;
+    request["options"] = serde_json::json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"});
+    let body = serde_json::to_vec(&review).expect("JSON");
+    let parsed = Review::parse(&body).expect("delete review parses");
+    assert!(
+        Webhook::ValidatePod
+            .handle(&parsed.request, &view, &settings)
+            .allowed()
+    );
+    c.bench_function("validate-pod/decide (DELETE of the perf pod)", |b| {
+        b.iter(|| Webhook::ValidatePod.handle(&parsed.request, &view, &settings))
+    });
+    let admission = Admission::in_memory(view.clone(), Settings::default());
+    c.bench_function("validate-pod/answer (parse + decide + encode)", |b| {
+        b.iter(|| {
+            let answer = block_on(admission.answer(Webhook::ValidatePod, &body)).expect("answers");
+            serde_json::to_vec(&answer.review).expect("encodes")
+        })
+    });
+}
+
+criterion_group!(admission_benches, benches, mutate_pod, validate_pod);
 criterion_main!(admission_benches);

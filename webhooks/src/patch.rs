@@ -24,14 +24,21 @@ pub fn pointer<'a>(tokens: impl IntoIterator<Item = &'a str>) -> PointerBuf {
     let mut path = String::with_capacity(64);
     for token in tokens {
         path.push('/');
-        if token.contains(['/', '~']) {
-            path.push_str(&token.replace('~', "~0").replace('/', "~1"));
-        } else {
-            path.push_str(token);
-        }
+        escape_into(&mut path, token);
     }
     // Every `~` is now followed by 0 or 1, so the string parses; the fallback is never taken.
     PointerBuf::parse(path).unwrap_or_default()
+}
+
+/// Appends `token` escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`), in one pass.
+fn escape_into(path: &mut String, token: &str) {
+    let mut rest = token;
+    while let Some(at) = rest.find(['/', '~']) {
+        path.push_str(&rest[..at]);
+        path.push_str(if rest.as_bytes()[at] == b'/' { "~1" } else { "~0" });
+        rest = &rest[at + 1..];
+    }
+    path.push_str(rest);
 }
 
 /// `add` of `value` at `tokens`.

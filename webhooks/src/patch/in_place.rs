@@ -2,6 +2,8 @@
 //! general JSON-patch engine: tokens are decoded only when escaped, no undo log is kept (a failed patch
 //! discards the working copy), and `move` / `copy` — which no step emits — go to `json_patch`.
 
+use std::borrow::Cow;
+
 use json_patch::{PatchOperation, jsonptr::Pointer};
 use serde_json::Value;
 
@@ -110,9 +112,10 @@ pub fn undo_all(doc: &mut Value, ops: &mut [PatchOperation], undo: Vec<Undo>) {
                     continue;
                 };
                 if let Some(Value::Object(map)) = lookup(doc, parent) {
-                    let taken = match previous {
-                        Some(value) => map.insert(last, value),
-                        None => map.remove(&last),
+                    let taken = match (previous, map.get_mut(last.as_ref())) {
+                        (Some(value), Some(slot)) => Some(std::mem::replace(slot, value)),
+                        (Some(value), None) => map.insert(last.into_owned(), value),
+                        (None, _) => map.remove(last.as_ref()),
                     };
                     if let Some(taken) = taken {
                         give_back(&mut ops[op], taken);
@@ -170,7 +173,7 @@ fn add_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) -> Res
     match lookup(doc, parent).ok_or("parent does not exist")? {
         Value::Object(map) => Ok(Undo::Entry {
             op,
-            previous: map.insert(last, value),
+            previous: map.insert(last.into_owned(), value),
         }),
         Value::Array(items) => {
             let index = if last == "-" {
@@ -194,7 +197,7 @@ fn replace_undoable(doc: &mut Value, path: &Pointer, value: Value, op: usize) ->
     };
     match lookup(doc, parent).ok_or("path does not exist")? {
         Value::Object(map) => {
-            let slot = map.get_mut(&last).ok_or("path does not exist")?;
+            let slot = map.get_mut(last.as_ref()).ok_or("path does not exist")?;
             Ok(Undo::Entry {
                 op,
                 previous: Some(std::mem::replace(slot, value)),
@@ -220,7 +223,7 @@ fn remove_undoable(doc: &mut Value, path: &Pointer, op: usize) -> Result<Undo, &
     let (parent, last) = split(path).ok_or("cannot remove the root")?;
     match lookup(doc, parent).ok_or("parent does not exist")? {
         Value::Object(map) => {
-            let previous = map.remove(&last).ok_or("path does not exist")?;
+            let previous = map.remove(last.as_ref()).ok_or("path does not exist")?;
             Ok(Undo::Entry {
                 op,
                 previous: Some(previous),
@@ -244,7 +247,9 @@ fn remove_undoable(doc: &mut Value, path: &Pointer, op: usize) -> Result<Undo, &
 
 /// The value at `path`, mutably.
 fn lookup<'a>(doc: &'a mut Value, path: &Pointer) -> Option<&'a mut Value> {
-    path.tokens().try_fold(doc, |v, token| child(v, &token.decoded()))
+    // The pointer is valid (every `~` is followed by 0 or 1), so its tokens are the text between `/`s.
+    let mut tokens = path.as_str().split('/').skip(1);
+    tokens.try_fold(doc, |v, token| child(v, &decoded(token)))
 }
 
 fn child<'a>(v: &'a mut Value, token: &str) -> Option<&'a mut Value> {
@@ -263,9 +268,37 @@ fn array_index(token: &str, len: usize) -> Option<usize> {
     token.parse().ok().filter(|i| *i <= len)
 }
 
-fn split(path: &Pointer) -> Option<(&Pointer, String)> {
-    let (parent, last) = path.split_back()?;
-    Some((parent, last.decoded().into_owned()))
+/// The parent and the last token, decoded (borrowed unless escaped).
+fn split(path: &Pointer) -> Option<(&Pointer, Cow<'_, str>)> {
+    let (parent, _) = path.split_back()?;
+    let last = path.as_str().get(parent.as_str().len() + 1..)?;
+    Some((parent, decoded(last)))
+}
+
+/// An RFC 6901 token unescaped: `~1` is `/`, `~0` is `~`. Borrowed when there is no `~`.
+fn decoded(token: &str) -> Cow<'_, str> {
+    let Some(first) = token.find('~') else {
+        return Cow::Borrowed(token);
+    };
+    let mut out = String::with_capacity(token.len());
+    out.push_str(&token[..first]);
+    let mut bytes = token[first..].char_indices();
+    while let Some((_, c)) = bytes.next() {
+        match c {
+            '~' => match bytes.next() {
+                Some((_, '1')) => out.push('/'),
+                Some((_, '0')) => out.push('~'),
+                // Not produced by a valid pointer; kept as written.
+                Some((_, other)) => {
+                    out.push('~');
+                    out.push(other);
+                }
+                None => out.push('~'),
+            },
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str> {
@@ -275,7 +308,7 @@ fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str
     };
     match lookup(doc, parent).ok_or("parent does not exist")? {
         Value::Object(map) => {
-            map.insert(last, value);
+            map.insert(last.into_owned(), value);
         }
         Value::Array(items) if last == "-" => items.push(value),
         Value::Array(items) => {
@@ -290,7 +323,7 @@ fn add(doc: &mut Value, path: &Pointer, value: Value) -> Result<(), &'static str
 fn remove(doc: &mut Value, path: &Pointer) -> Result<(), &'static str> {
     let (parent, last) = split(path).ok_or("cannot remove the root")?;
     match lookup(doc, parent).ok_or("parent does not exist")? {
-        Value::Object(map) => map.remove(&last).map(drop).ok_or("path does not exist"),
+        Value::Object(map) => map.remove(last.as_ref()).map(drop).ok_or("path does not exist"),
         Value::Array(items) => {
             let i = array_index(&last, items.len())
                 .filter(|i| *i < items.len())
@@ -309,6 +342,25 @@ mod tests {
 
     fn ops(v: Value) -> Vec<PatchOperation> {
         serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn tokens_decode_as_rfc_6901_says() {
+        for (token, want) in [
+            ("plain", "plain"),
+            ("a~1b~0c", "a/b~c"),
+            ("~01", "~1"),
+            ("~10", "/0"),
+            ("é~1ü", "é/ü"),
+        ] {
+            assert_eq!(decoded(token), want, "{token}");
+            let pointer = json_patch::jsonptr::PointerBuf::parse(format!("/{token}")).unwrap();
+            assert_eq!(
+                pointer.tokens().next().unwrap().decoded(),
+                want,
+                "jsonptr agrees on {token}"
+            );
+        }
     }
 
     /// Applying with undo gives the same document as `json_patch`, and undoing gives back the original,
