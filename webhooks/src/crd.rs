@@ -139,6 +139,21 @@ pub(crate) fn refuse(errors: &[field::FieldError]) -> Option<Decision> {
     field::aggregate(errors).map(|message| Decision::deny(422, "Invalid", message))
 }
 
+/// The value without its `null` object entries, at every depth (a field set to `null` is a field left
+/// out), so templates compare as Kubernetes stores them.
+pub(crate) fn strip_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), strip_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(strip_nulls).collect()),
+        v => v.clone(),
+    }
+}
+
 /// Decodes `value` into `T` (to check the shape of what was sent); a type error is a 400 naming the field.
 pub(crate) fn check_decodes<T: serde::de::DeserializeOwned>(
     kind: &str,

@@ -32,7 +32,7 @@ use super::meta::{
     name_is_dns_subdomain, selector_conversion_fails, selector_is_empty, selector_matches, string_map,
     validate_label_selector, validate_nonnegative, validate_object_meta, validate_object_meta_update,
 };
-use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
+use super::{Which, check_decodes, check_version, judged, raw_object, refuse, strip_nulls};
 use crate::{Decision, Settings, review::AdmissionRequest, view::ClusterView};
 
 mod strategy;
@@ -94,19 +94,6 @@ fn decode(version: &str, object: &Value) -> Result<(), Box<Decision>> {
     match version {
         "v1alpha1" => check_decodes::<kruise_api::apps_v1alpha1::CloneSet>(KIND, object).map(drop),
         _ => check_decodes::<kruise_api::apps_v1beta1::CloneSet>(KIND, object).map(drop),
-    }
-}
-
-fn strip_nulls(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), strip_nulls(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(strip_nulls).collect()),
-        v => v.clone(),
     }
 }
 
