@@ -63,7 +63,8 @@ pub fn cloneset(cs: &CloneSet, detail: bool) -> Result<Status, Error> {
     let target = i64::from(replicas) - partition;
     let updated = i64::from(status.updated_replicas);
     let updated_ready = i64::from(status.updated_ready_replicas);
-    if partition_field.is_some() {
+    // Defaulting writes `partition: 0`: only a partition that keeps pods makes a partitioned rollout.
+    if partition > 0 {
         if updated < target {
             return waiting(format!(
                 "{prefix}Waiting for partitioned roll out to finish: {updated} out of {target} new pods have been updated..."
