@@ -7,6 +7,8 @@ pub mod client;
 pub mod kinds;
 pub mod rollout;
 pub mod run;
+pub mod scaledown;
+pub mod set;
 
 /// Why a command failed. kubectl's exit code for all of them is 1; [`Error::Api`] prints as kubectl
 /// prints an API error, the others as `error: <message>`.

@@ -32,6 +32,25 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
             let session = cli.kube.connect().await?;
             rollout_command(&session, command, &targets).await?;
         }
+        Command::Set(command) => {
+            let args = match &command {
+                crate::cli::Set::Image(a) | crate::cli::Set::ServiceAccount(a) => &a.args,
+                crate::cli::Set::Env(a) => &a.args,
+                crate::cli::Set::Resources(a) => &a.args,
+            };
+            if let Some(first) = args.first()
+                && kinds::Type::parse(first.split('/').next().unwrap_or_default())
+                    .is_ok_and(|t| t.kind == Kind::Native)
+            {
+                return delegate_to_kubectl();
+            }
+            let session = cli.kube.connect().await?;
+            crate::set::run(&session, command).await?;
+        }
+        Command::Scaledown(args) => {
+            let session = cli.kube.connect().await?;
+            crate::scaledown::run(&session, args).await?;
+        }
         Command::Completion(args) => {
             let mut command = Cli::command();
             clap_complete::generate(args.shell, &mut command, "kubectl-kruise", &mut std::io::stdout());

@@ -92,8 +92,8 @@ pub fn restart_patch(object: &Value, now: &str) -> Result<Value, String> {
         .pointer("/spec/template/spec/containers")
         .and_then(Value::as_array)
         .ok_or("the pod template has no containers")?;
-    let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion",
-                              "value": object.pointer("/metadata/resourceVersion")})];
+    let mut ops = vec![json!({"op": "test", "path": "/spec/template/spec/containers",
+                              "value": containers})];
     for (i, c) in containers.iter().enumerate() {
         let entry = json!({"name": "RESTARTED_AT", "value": now});
         match c.get("env").and_then(Value::as_array) {
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn restart_sets_restarted_at_in_every_container() {
-        let object = json!({"metadata": {"resourceVersion": "7"}, "spec": {"template": {"spec": {"containers": [
+        let object = json!({"spec": {"template": {"spec": {"containers": [
             {"name": "a"},
             {"name": "b", "env": [{"name": "X", "value": "1"}, {"name": "RESTARTED_AT", "value": "old"}]},
             {"name": "c", "env": [{"name": "X", "value": "1"}]},

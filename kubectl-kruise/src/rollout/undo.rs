@@ -2,8 +2,8 @@
 //!
 //! kruise-tools merge-patches the object with the revision's data, which keeps fields the old template
 //! did not have (a merge patch cannot remove what it does not mention) and stores the `$patch` marker
-//! in the template. Here the template is replaced as a whole, by a JSON patch conditional on the
-//! resourceVersion that was compared.
+//! in the template. Here the template is replaced as a whole, by a JSON patch conditional on the template
+//! that was compared being unchanged.
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use kube::api::{Patch, PatchParams};
@@ -80,7 +80,7 @@ pub async fn run(session: &Session, target: &Target, to: i64, dry_run: DryRun) -
         return Ok(());
     }
     let patch: json_patch::Patch = serde_json::from_value(json!([
-        {"op": "test", "path": "/metadata/resourceVersion", "value": object.metadata.resource_version},
+        {"op": "test", "path": "/spec/template", "value": current},
         {"op": "replace", "path": "/spec/template", "value": template},
     ]))?;
     let mut params = PatchParams::default();
