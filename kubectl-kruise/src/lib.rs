@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod explain;
 pub mod kinds;
 pub mod rollout;
 pub mod run;
