@@ -318,7 +318,7 @@ pub(super) fn spread(state: &State, pod: &Value, spread: &Value) -> Result<Findi
                 }
             }
             // And no subset recorded as full: every recorded status unlimited.
-            let mut unlimited = |list: &mut Value| {
+            let unlimited = |list: &mut Value| {
                 for s in list
                     .as_array_mut()
                     .into_iter()
