@@ -4,7 +4,9 @@
 
 pub mod cli;
 pub mod client;
+pub mod create;
 pub mod explain;
+pub mod get;
 pub mod kinds;
 pub mod rollout;
 pub mod run;

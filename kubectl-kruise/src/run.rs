@@ -54,12 +54,14 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
         }
         Command::Explain(args) => return explain(&cli.kube, args).await,
         Command::Inject(args) => return inject(&cli.kube, args).await,
+        Command::Create(command) => {
+            let session = cli.kube.connect().await?;
+            crate::create::run(&session, command).await?;
+        }
+        Command::Get(args) => return crate::get::run(&cli.kube, &args.what),
         Command::Completion(args) => {
             let mut command = Cli::command();
             clap_complete::generate(args.shell, &mut command, "kubectl-kruise", &mut std::io::stdout());
-        }
-        other => {
-            return Err(Error::Usage(format!("{other:?} is not available")));
         }
     }
     Ok(0)
