@@ -124,8 +124,10 @@ async fn send(
     } else {
         let api: Api<DynamicObject> =
             Api::namespaced_with(session.client.clone(), &session.namespace, &resource);
-        let mut params = PostParams::default();
-        params.dry_run = dry_run == DryRun::Server;
+        let params = PostParams {
+            dry_run: dry_run == DryRun::Server,
+            ..PostParams::default()
+        };
         serde_json::to_value(api.create(&params, &serde_json::from_value(object)?).await?)?
     };
     if output.output.is_none() && target.ty.written == "job" {

@@ -22,8 +22,17 @@ pub enum Kind {
     Native,
 }
 
-/// `(kind, group, version, plural, names)`; the first name is the canonical lowercase kind.
-const TABLE: &[(Kind, &str, &str, &str, &str, &[&str])] = &[
+/// `(kind, API kind, group, version, plural, names)`.
+type Row = (
+    Kind,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
+
+const TABLE: &[Row] = &[
     (
         Kind::CloneSet,
         "CloneSet",

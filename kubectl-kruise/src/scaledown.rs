@@ -92,8 +92,10 @@ pub async fn run(session: &Session, args: ScaledownArgs) -> Result<(), Error> {
             {"op": "test", "path": "/spec", "value": before["spec"]},
             {"op": "replace", "path": "/spec", "value": after["spec"]},
         ]))?;
-        let mut params = PatchParams::default();
-        params.dry_run = args.output.dry_run == DryRun::Server;
+        let params = PatchParams {
+            dry_run: args.output.dry_run == DryRun::Server,
+            ..PatchParams::default()
+        };
         serde_json::to_value(
             api.patch(&target.name, &params, &Patch::<()>::Json(patch))
                 .await?,

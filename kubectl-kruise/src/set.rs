@@ -259,8 +259,10 @@ pub async fn write(
                 .unwrap_or_default(),
         );
         let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops))?;
-        let mut params = PatchParams::default();
-        params.dry_run = output.dry_run == DryRun::Server;
+        let params = PatchParams {
+            dry_run: output.dry_run == DryRun::Server,
+            ..PatchParams::default()
+        };
         let written = session
             .api(target.ty.resource()?)
             .patch(&target.name, &params, &Patch::<()>::Json(patch))

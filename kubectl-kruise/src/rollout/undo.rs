@@ -83,8 +83,10 @@ pub async fn run(session: &Session, target: &Target, to: i64, dry_run: DryRun) -
         {"op": "test", "path": "/spec/template", "value": current},
         {"op": "replace", "path": "/spec/template", "value": template},
     ]))?;
-    let mut params = PatchParams::default();
-    params.dry_run = dry_run == DryRun::Server;
+    let params = PatchParams {
+        dry_run: dry_run == DryRun::Server,
+        ..PatchParams::default()
+    };
     session
         .api(target.ty.resource()?)
         .patch(&target.name, &params, &Patch::<()>::Json(patch))
