@@ -61,7 +61,11 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
         Command::Get(args) => return crate::get::run(&cli.kube, &args.what),
         Command::Completion(args) => {
             let mut command = Cli::command();
-            clap_complete::generate(args.shell, &mut command, "kubectl-kruise", &mut std::io::stdout());
+            // Into a buffer: clap_complete panics when its writer fails (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut command, "kubectl-kruise", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script)
+                .map_err(|e| Error::Failed(format!("cannot write the script: {e}")))?;
         }
     }
     Ok(0)
