@@ -38,6 +38,11 @@ pub enum Command {
     /// Create a Job, BroadcastJob or ContainerRecreateRequest.
     #[command(subcommand)]
     Create(Create),
+    /// Create a CloneSet from a Deployment, or move a Deployment's replicas to a CloneSet.
+    #[command(
+        after_help = "Examples:\n  kubectl kruise migrate CloneSet --from Deployment --src-name shop --dst-name shop --create --copy\n  kubectl kruise migrate CloneSet --from Deployment --src-name shop --dst-name shop --max-surge 2 --timeout-seconds 300"
+    )]
+    Migrate(MigrateArgs),
     /// List the kruise objects of a namespace (`get all`).
     #[command(after_help = "Examples:\n  kubectl kruise get all\n  kubectl kruise get all -n shop")]
     Get(GetArgs),
@@ -317,6 +322,37 @@ pub struct CreateCrrArgs {
     pub min_started_seconds: i64,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+/// `migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The destination kind (`CloneSet`).
+    pub kind: String,
+    /// The source kind (`Deployment`).
+    #[arg(long, default_value = "")]
+    pub from: String,
+    /// The Deployment.
+    #[arg(long, default_value = "")]
+    pub src_name: String,
+    /// The CloneSet.
+    #[arg(long, default_value = "")]
+    pub dst_name: String,
+    /// Create the CloneSet from the Deployment instead of moving replicas.
+    #[arg(long)]
+    pub create: bool,
+    /// With --create: copy the Deployment's replicas (else the CloneSet starts at 0).
+    #[arg(long)]
+    pub copy: bool,
+    /// Replicas to move (-1: all of the Deployment's).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub replicas: i32,
+    /// Extra pods allowed while moving.
+    #[arg(long, default_value_t = 1)]
+    pub max_surge: i32,
+    /// Give up after this many seconds (-1: never).
+    #[arg(long, default_value_t = -1, allow_negative_numbers = true)]
+    pub timeout_seconds: i64,
 }
 
 /// `get all`.

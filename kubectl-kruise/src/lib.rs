@@ -8,6 +8,7 @@ pub mod create;
 pub mod explain;
 pub mod get;
 pub mod kinds;
+pub mod migrate;
 pub mod rollout;
 pub mod run;
 pub mod scaledown;

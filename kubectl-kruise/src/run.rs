@@ -58,6 +58,10 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
             let session = cli.kube.connect().await?;
             crate::create::run(&session, command).await?;
         }
+        Command::Migrate(args) => {
+            let session = cli.kube.connect().await?;
+            crate::migrate::run(&session, args).await?;
+        }
         Command::Get(args) => return crate::get::run(&cli.kube, &args.what),
         Command::Completion(args) => {
             let mut command = Cli::command();

@@ -159,3 +159,62 @@ fn completion_scripts_and_help_examples() {
     assert_eq!(bad.code, 1);
     assert!(bad.stderr.starts_with("error: "), "{}", bad.stderr);
 }
+
+#[test]
+fn migrate_a_deployment_to_a_cloneset() {
+    let c = start();
+    c.ok(&[
+        "create",
+        "deployment",
+        "shop",
+        "--image=nginx:1.27",
+        "--replicas=2",
+    ]);
+    wait_for("the Deployment", || {
+        c.jsonpath("deployment/shop", "{.status.availableReplicas}") == "2"
+    });
+    let args = [
+        "kruise",
+        "migrate",
+        "CloneSet",
+        "--from",
+        "Deployment",
+        "--src-name",
+        "shop",
+        "--dst-name",
+        "shop-cs",
+    ];
+    let created = c.ok(&[&args[..], &["--create"]].concat());
+    assert_eq!(
+        created,
+        "Successfully created from Deployment/shop to CloneSet/shop-cs\n"
+    );
+    assert_eq!(c.jsonpath("cloneset/shop-cs", "{.spec.replicas}"), "0");
+    let again = c.run(&[&args[..], &["--create"]].concat(), None);
+    assert_eq!(
+        (again.code, again.stderr.as_str()),
+        (1, "error: cloneset shop-cs already exists\n")
+    );
+
+    let out = c.ok(&[&args[..], &["--timeout-seconds", "60"]].concat());
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Migration progress: Deployment/shop scale in 0, CloneSet/shop-cs scale out 0"
+    );
+    assert_eq!(
+        lines[lines.len() - 2..],
+        [
+            "Migration progress: Deployment/shop scale in 2, CloneSet/shop-cs scale out 2",
+            "Successfully migrated 2 replicas from Deployment/shop to CloneSet/shop-cs"
+        ]
+    );
+    assert_eq!(c.jsonpath("deployment/shop", "{.spec.replicas}"), "0");
+    assert_eq!(c.jsonpath("cloneset/shop-cs", "{.spec.replicas}"), "2");
+
+    let wrong = c.run(&["kruise", "migrate", "Deployment", "--from", "CloneSet"], None);
+    assert_eq!(
+        wrong.stderr,
+        "error: currently only supported CloneSet as dst type\n"
+    );
+}
