@@ -249,3 +249,59 @@ fn built_in_kinds_are_kubectls_own_rollout() {
     let history = c.ok(&["kruise", "rollout", "history", "deploy", "shop"]);
     assert_eq!(history, c.ok(&["rollout", "history", "deploy", "shop"]));
 }
+
+/// What does not need the Advanced StatefulSet controller: edits of the spec through the plugin.
+#[test]
+fn advanced_statefulset_set_pause_resume_restart() {
+    let c = start();
+    c.apply(
+        "apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: main, image: postgres:16}]
+",
+    );
+    assert_eq!(
+        c.ok(&["kruise", "set", "image", "asts/db", "main=postgres:17"]),
+        "statefulset.apps.kruise.io/db image updated\n"
+    );
+    assert_eq!(
+        c.jsonpath("asts/db", "{.spec.template.spec.containers[0].image}"),
+        "postgres:17"
+    );
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "pause", "statefulsets.apps.kruise.io/db"]),
+        "statefulset.apps.kruise.io/db paused\n"
+    );
+    assert_eq!(
+        c.jsonpath("asts/db", "{.spec.updateStrategy.rollingUpdate.paused}"),
+        "true"
+    );
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "resume", "asts/db"]),
+        "statefulset.apps.kruise.io/db resumed\n"
+    );
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "restart", "asts/db"]),
+        "statefulset.apps.kruise.io/db restarted\n"
+    );
+    assert_eq!(
+        c.jsonpath("asts/db", "{.spec.template.spec.containers[0].env[0].name}"),
+        "RESTARTED_AT"
+    );
+    // `statefulset` alone is the built-in kind, handed to kubectl.
+    let native = c.run(&["kruise", "rollout", "history", "statefulset/db"], None);
+    assert_eq!(native.code, 1);
+    assert!(
+        native.stderr.contains("statefulsets.apps \"db\" not found"),
+        "{}",
+        native.stderr
+    );
+}
