@@ -159,6 +159,26 @@ fn status_waits_for_an_in_place_update_then_history_undo_pause_resume_restart() 
         None,
     );
     assert_eq!(out.code, 0, "{out:?}");
+    // -d: the CloneSet named, and its updated pods by readiness.
+    let detail = c.ok(&[
+        "kruise",
+        "rollout",
+        "status",
+        "cloneset/web",
+        "-d",
+        "--watch=false",
+    ]);
+    let lines: Vec<&str> = detail.lines().collect();
+    assert!(
+        lines[0].starts_with("CloneSet web rolling update complete 3 pods at revision "),
+        "{detail}"
+    );
+    let ready = lines[1]
+        .strip_prefix("Updated ready pods: [")
+        .and_then(|l| l.strip_suffix(']'))
+        .unwrap();
+    assert_eq!(ready.split(' ').count(), 3, "{detail}");
+    assert_eq!(lines[2], "Updated not ready pods: []");
 }
 
 #[test]
