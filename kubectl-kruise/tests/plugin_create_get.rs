@@ -218,3 +218,54 @@ fn migrate_a_deployment_to_a_cloneset() {
         "error: currently only supported CloneSet as dst type\n"
     );
 }
+
+#[test]
+fn connection_flags_are_kubectls() {
+    let c = start();
+    c.apply(&cloneset("web", 1, "nginx:1.27", "{}"));
+    let plugin = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-kruise"))
+            .env_remove("KUBECONFIG")
+            .env("HOME", c.kubeconfig.parent().unwrap())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let path = c.kubeconfig.to_str().unwrap();
+    let out = plugin(&[
+        "rollout",
+        "history",
+        "cloneset/web",
+        "--kubeconfig",
+        path,
+        "-n",
+        "default",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("cloneset.apps.kruise.io/web \n"));
+    let out = plugin(&[
+        "rollout",
+        "history",
+        "cloneset/web",
+        "--kubeconfig",
+        path,
+        "-n",
+        "elsewhere",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "Error from server (NotFound): clonesets.apps.kruise.io \"web\" not found\n"
+    );
+    let out = plugin(&[
+        "rollout",
+        "history",
+        "cloneset/web",
+        "--kubeconfig",
+        path,
+        "--context",
+        "nope",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
+}
