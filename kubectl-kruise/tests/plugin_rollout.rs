@@ -78,7 +78,7 @@ fn status_waits_for_an_in_place_update_then_history_undo_pause_resume_restart() 
         one.starts_with("cloneset.apps.kruise.io/web with revision #1\nPod Template:\n"),
         "{one}"
     );
-    assert!(one.contains("Image:\tnginx:1.27"), "{one}");
+    assert!(one.contains("Image:        nginx:1.27"), "{one}");
     let missing = c.run(
         &["kruise", "rollout", "history", "cloneset/web", "--revision", "9"],
         None,

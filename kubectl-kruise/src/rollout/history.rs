@@ -223,6 +223,38 @@ pub fn describe_template(template: &Value) -> String {
             out.push_str(&format!("   {v}\n"));
         }
     }
+    align(&out)
+}
+
+/// Aligns `label:\tvalue` lines as kubectl's describe output does (Go's tabwriter, padding 2): runs of
+/// consecutive lines with a tab share one column width.
+fn align(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].contains('\t') {
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        }
+        let end = (i..lines.len())
+            .find(|&j| !lines[j].contains('\t'))
+            .unwrap_or(lines.len());
+        let width = lines[i..end]
+            .iter()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(cell, _)| cell.chars().count())
+            .max()
+            .unwrap_or(0)
+            + 2;
+        for line in &lines[i..end] {
+            let (cell, rest) = line.split_once('\t').unwrap_or((line, ""));
+            out.push_str(&format!("{cell:<width$}{rest}\n"));
+        }
+        i = end;
+    }
     out
 }
 
@@ -278,8 +310,14 @@ mod tests {
             "REVISION  CHANGE-CAUSE\n3         <none>\n12        kubectl set image\n"
         );
         let one = render(&owned, 12).unwrap();
-        assert!(one.starts_with("Pod Template:\n  Labels:\tapp=web\n"), "{one}");
-        assert!(one.contains("   web:\n    Image:\tnginx:1.28\n"), "{one}");
+        assert!(
+            one.starts_with("Pod Template:\n  Labels:       app=web\n  Annotations:  <none>\n"),
+            "{one}"
+        );
+        assert!(
+            one.contains("   web:\n    Image:        nginx:1.28\n    Port:         <none>\n"),
+            "{one}"
+        );
         assert!(
             matches!(render(&owned, 7), Err(Error::Failed(m)) if m == "unable to find the specified revision")
         );
