@@ -46,15 +46,30 @@ pub fn is_active(pod: &PodRecord) -> bool {
 
 /// [`is_active`] of a pod as raw JSON (an admission request's object).
 pub fn is_active_json(pod: &Value) -> bool {
-    let phase = pod.pointer("/status/phase").and_then(Value::as_str);
+    // `Value::pointer` would allocate for every token; this is on every pod review.
+    let phase = pod
+        .get("status")
+        .and_then(|s| s.get("phase"))
+        .and_then(Value::as_str);
     let deleting = pod
-        .pointer("/metadata/deletionTimestamp")
+        .get("metadata")
+        .and_then(|m| m.get("deletionTimestamp"))
         .is_some_and(|t| !t.is_null());
     active(phase, deleting)
 }
 
 fn active(phase: Option<&str>, deleting: bool) -> bool {
     !matches!(phase, Some("Succeeded" | "Failed")) && !deleting
+}
+
+/// The pod's namespace, or `fallback` (the request's) when the object leaves it empty, as objects of a
+/// CREATE may.
+pub fn namespace_or<'a>(pod: &'a PodRecord, fallback: &'a str) -> &'a str {
+    pod.metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(fallback)
 }
 
 /// `status.phase`, `""` when unset.

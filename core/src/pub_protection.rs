@@ -138,12 +138,7 @@ pub fn check(
     if !is_state_consistent(pod) {
         return Ok(Outcome::Skipped(Skip::NotConsistent));
     }
-    let namespace = pod
-        .metadata
-        .namespace
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .unwrap_or(namespace);
+    let namespace = crate::pod_state::namespace_or(pod, namespace);
     let Some(pub_) = view
         .pod_unavailable_budgets(namespace)
         .into_iter()

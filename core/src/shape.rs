@@ -108,32 +108,50 @@ impl Shape {
     }
 
     fn admits_node(&self, id: NodeId, value: &Value) -> bool {
-        match (&self.nodes[id], value) {
+        let node = &self.nodes[id];
+        match (node, value) {
             (Node::Struct(fields), Value::Object(object)) => {
                 object.iter().all(|(key, value)| match fields.get(key.as_str()) {
-                    Some(&field) => value.is_null() || self.admits_node(field, value),
+                    Some(&field) => value.is_null() || self.admits_child(field, value),
                     None => true,
                 })
             }
             (Node::Map(item), Value::Object(object)) => {
-                object.values().all(|value| self.admits_node(*item, value))
+                object.values().all(|value| self.admits_child(*item, value))
             }
             (Node::List(item), Value::Array(items)) => {
-                items.iter().all(|value| self.admits_node(*item, value))
+                items.iter().all(|value| self.admits_child(*item, value))
             }
-            (Node::String, Value::String(_)) | (Node::Bool, Value::Bool(_)) => true,
-            (Node::Number, Value::Number(_)) => true,
-            (Node::Int32 | Node::IntOrString, Value::Number(n)) => {
-                n.as_i64().is_some_and(|i| i32::try_from(i).is_ok())
-            }
-            (Node::Int64, Value::Number(n)) => n.as_i64().is_some(),
-            (Node::IntOrString, Value::String(_)) => true,
-            (Node::DateTime, Value::String(_)) => {
-                Time::deserialize(value).is_ok() && MicroTime::deserialize(value).is_ok()
-            }
-            (Node::Bytes, Value::String(_)) => ByteString::deserialize(value).is_ok(),
-            _ => false,
+            _ => admits_leaf(node, value),
         }
+    }
+
+    /// [`Shape::admits_node`] without a call for the leaves, which most values are.
+    #[inline(always)]
+    fn admits_child(&self, id: NodeId, value: &Value) -> bool {
+        match &self.nodes[id] {
+            Node::Struct(_) | Node::Map(_) | Node::List(_) => self.admits_node(id, value),
+            leaf => admits_leaf(leaf, value),
+        }
+    }
+}
+
+/// What a leaf node admits (composite nodes admit nothing here).
+#[inline(always)]
+fn admits_leaf(node: &Node, value: &Value) -> bool {
+    match (node, value) {
+        (Node::String, Value::String(_)) | (Node::Bool, Value::Bool(_)) => true,
+        (Node::Number, Value::Number(_)) => true,
+        (Node::Int32 | Node::IntOrString, Value::Number(n)) => {
+            n.as_i64().is_some_and(|i| i32::try_from(i).is_ok())
+        }
+        (Node::Int64, Value::Number(n)) => n.as_i64().is_some(),
+        (Node::IntOrString, Value::String(_)) => true,
+        (Node::DateTime, Value::String(_)) => {
+            Time::deserialize(value).is_ok() && MicroTime::deserialize(value).is_ok()
+        }
+        (Node::Bytes, Value::String(_)) => ByteString::deserialize(value).is_ok(),
+        _ => false,
     }
 }
 

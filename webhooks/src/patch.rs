@@ -32,13 +32,19 @@ pub fn pointer<'a>(tokens: impl IntoIterator<Item = &'a str>) -> PointerBuf {
 
 /// Appends `token` escaped as RFC 6901 says (`~` as `~0`, `/` as `~1`), in one pass.
 fn escape_into(path: &mut String, token: &str) {
-    let mut rest = token;
-    while let Some(at) = rest.find(['/', '~']) {
-        path.push_str(&rest[..at]);
-        path.push_str(if rest.as_bytes()[at] == b'/' { "~1" } else { "~0" });
-        rest = &rest[at + 1..];
+    let mut start = 0;
+    for (at, byte) in token.bytes().enumerate() {
+        let escaped = match byte {
+            b'/' => "~1",
+            b'~' => "~0",
+            _ => continue,
+        };
+        // `/` and `~` are ASCII, so `at` is a char boundary.
+        path.push_str(&token[start..at]);
+        path.push_str(escaped);
+        start = at + 1;
     }
-    path.push_str(rest);
+    path.push_str(&token[start..]);
 }
 
 /// `add` of `value` at `tokens`.

@@ -32,12 +32,12 @@ pub fn apply_in_place(doc: &mut Value, ops: &[PatchOperation]) -> Result<(), InP
                 add(doc, &op.path, op.value.clone()).map_err(|r| error(&op.path, r))?
             }
             PatchOperation::Replace(op) => {
-                *lookup(doc, &op.path).ok_or_else(|| error(&op.path, "path does not exist"))? =
+                *lookup(doc, op.path.as_str()).ok_or_else(|| error(&op.path, "path does not exist"))? =
                     op.value.clone();
             }
             PatchOperation::Remove(op) => remove(doc, &op.path).map_err(|r| error(&op.path, r))?,
             PatchOperation::Test(op) => {
-                if lookup(doc, &op.path).is_none_or(|v| *v != op.value) {
+                if lookup(doc, op.path.as_str()).is_none_or(|v| *v != op.value) {
                     return Err(error(&op.path, "test failed"));
                 }
             }
@@ -245,11 +245,34 @@ fn remove_undoable(doc: &mut Value, path: &Pointer, op: usize) -> Result<Undo, &
     }
 }
 
-/// The value at `path`, mutably.
-fn lookup<'a>(doc: &'a mut Value, path: &Pointer) -> Option<&'a mut Value> {
-    // The pointer is valid (every `~` is followed by 0 or 1), so its tokens are the text between `/`s.
-    let mut tokens = path.as_str().split('/').skip(1);
-    tokens.try_fold(doc, |v, token| child(v, &decoded(token)))
+/// The value at the valid pointer `path`, mutably.
+fn lookup<'a>(doc: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    tokens(path).try_fold(doc, |v, token| child(v, &token))
+}
+
+/// The decoded tokens of a valid pointer (every `~` is followed by 0 or 1, so its tokens are the text
+/// between `/`s). One byte scan finds both the `/`s and the tokens that need decoding; `str::split`
+/// searches with memchr, which costs more than these short tokens.
+fn tokens(pointer: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    let mut rest = pointer;
+    std::iter::from_fn(move || {
+        let body = rest.strip_prefix('/')?;
+        let mut escaped = false;
+        let end = body
+            .bytes()
+            .position(|b| {
+                escaped |= b == b'~';
+                b == b'/'
+            })
+            .unwrap_or(body.len());
+        let (token, tail) = body.split_at(end);
+        rest = tail;
+        Some(if escaped {
+            decoded(token)
+        } else {
+            Cow::Borrowed(token)
+        })
+    })
 }
 
 fn child<'a>(v: &'a mut Value, token: &str) -> Option<&'a mut Value> {
@@ -268,16 +291,17 @@ fn array_index(token: &str, len: usize) -> Option<usize> {
     token.parse().ok().filter(|i| *i <= len)
 }
 
-/// The parent and the last token, decoded (borrowed unless escaped).
-fn split(path: &Pointer) -> Option<(&Pointer, Cow<'_, str>)> {
-    let (parent, _) = path.split_back()?;
-    let last = path.as_str().get(parent.as_str().len() + 1..)?;
-    Some((parent, decoded(last)))
+/// The parent pointer and the last token, decoded (borrowed unless escaped); `None` for the root.
+fn split(path: &Pointer) -> Option<(&str, Cow<'_, str>)> {
+    let path = path.as_str();
+    let at = path.bytes().rposition(|b| b == b'/')?;
+    // `/` is ASCII, so `at` is a char boundary.
+    Some((&path[..at], decoded(&path[at + 1..])))
 }
 
 /// An RFC 6901 token unescaped: `~1` is `/`, `~0` is `~`. Borrowed when there is no `~`.
 fn decoded(token: &str) -> Cow<'_, str> {
-    let Some(first) = token.find('~') else {
+    let Some(first) = token.bytes().position(|b| b == b'~') else {
         return Cow::Borrowed(token);
     };
     let mut out = String::with_capacity(token.len());

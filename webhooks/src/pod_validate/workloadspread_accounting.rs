@@ -74,12 +74,7 @@ pub fn account(
     if !is_active(pod) || controller_kind(pod).is_none() {
         return Ok(None);
     }
-    let namespace = pod
-        .metadata
-        .namespace
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .unwrap_or(namespace);
+    let namespace = kruise_core::pod_state::namespace_or(pod, namespace);
     let Some(ws) = view
         .workload_spreads(namespace)
         .into_iter()

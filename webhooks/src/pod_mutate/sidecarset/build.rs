@@ -46,24 +46,29 @@ pub(crate) fn container(
     let mut transferred: HashSet<String> = transfer.iter().map(|e| name(e).to_string()).collect();
     for env in sub_path_envs {
         if transferred.insert(name(env).to_string()) {
-            transfer.push(env.clone());
+            transfer.push((*env).clone());
         }
     }
+    // The sidecar's own paths are read from `sidecar.base`, which `c` copies, so that they can be borrowed
+    // while `c` changes.
+    let own_paths = |key: &str, field: &'static str| {
+        sidecar
+            .base
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(move |v| str_field(v, field).unwrap_or_default())
+    };
     let Some(map) = c.as_object_mut() else { return c };
     if !mounts.is_empty() {
         let mut own = take_array(map, "volumeMounts");
-        let mut paths: HashSet<String> = own
-            .iter()
-            .map(|m| str_field(m, "mountPath").unwrap_or_default().to_string())
-            .chain(
-                array_in(map, "volumeDevices")
-                    .iter()
-                    .map(|d| str_field(d, "devicePath").unwrap_or_default().to_string()),
-            )
+        let mut paths: HashSet<&str> = own_paths("volumeMounts", "mountPath")
+            .chain(own_paths("volumeDevices", "devicePath"))
             .collect();
         for m in mounts {
-            if paths.insert(str_field(m, "mountPath").unwrap_or_default().to_string()) {
-                own.push(m.clone());
+            if paths.insert(str_field(m, "mountPath").unwrap_or_default()) {
+                own.push((*m).clone());
             }
         }
         map.insert("volumeMounts".into(), Value::Array(own));
@@ -82,18 +87,15 @@ pub(crate) fn container(
         let devices_in = pod.shared_devices();
         if !devices_in.is_empty() {
             let mut own = take_array(map, "volumeDevices");
-            let mut paths: HashSet<String> = own
+            // The mounts as they are now (the shared ones included) count, so they are read from `map`.
+            let mut paths: HashSet<String> = array_in(map, "volumeMounts")
                 .iter()
-                .map(|d| str_field(d, "devicePath").unwrap_or_default().to_string())
-                .chain(
-                    array_in(map, "volumeMounts")
-                        .iter()
-                        .map(|m| str_field(m, "mountPath").unwrap_or_default().to_string()),
-                )
+                .map(|m| str_field(m, "mountPath").unwrap_or_default().to_string())
                 .collect();
+            paths.extend(own_paths("volumeDevices", "devicePath").map(str::to_string));
             for d in devices_in {
                 if paths.insert(str_field(d, "devicePath").unwrap_or_default().to_string()) {
-                    own.push(d.clone());
+                    own.push((*d).clone());
                 }
             }
             map.insert("volumeDevices".into(), Value::Array(own));

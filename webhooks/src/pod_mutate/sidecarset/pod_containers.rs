@@ -34,8 +34,8 @@ fn is_injected(c: &Value) -> bool {
 pub(crate) struct PodContainers<'a> {
     pub(crate) containers: &'a [Value],
     pub(crate) init_containers: &'a [Value],
-    shared_mounts: OnceCell<(Vec<Value>, Vec<Value>)>,
-    shared_devices: OnceCell<Vec<Value>>,
+    shared_mounts: OnceCell<(Vec<&'a Value>, Vec<&'a Value>)>,
+    shared_devices: OnceCell<Vec<&'a Value>>,
 }
 
 impl<'a> PodContainers<'a> {
@@ -50,16 +50,16 @@ impl<'a> PodContainers<'a> {
     }
 
     /// Mounts of the app containers (not injected ones), and the env vars their `subPathExpr`s reference.
-    pub(crate) fn shared_mounts(&self) -> &(Vec<Value>, Vec<Value>) {
+    pub(crate) fn shared_mounts(&self) -> &(Vec<&'a Value>, Vec<&'a Value>) {
         self.shared_mounts.get_or_init(|| {
             let mut mounts = Vec::new();
             let mut envs = Vec::new();
             for app in self.containers.iter().filter(|c| !is_injected(c)) {
                 for mount in array(app, "volumeMounts") {
-                    mounts.push(mount.clone());
+                    mounts.push(mount);
                     for var in sub_path_vars(str_field(mount, "subPathExpr").unwrap_or_default()) {
                         if let Some(env) = array(app, "env").iter().find(|e| name(e) == var) {
-                            envs.push(env.clone());
+                            envs.push(env);
                         }
                     }
                 }
@@ -68,12 +68,12 @@ impl<'a> PodContainers<'a> {
         })
     }
 
-    pub(crate) fn shared_devices(&self) -> &[Value] {
+    pub(crate) fn shared_devices(&self) -> &[&'a Value] {
         self.shared_devices.get_or_init(|| {
             self.containers
                 .iter()
                 .filter(|c| !is_injected(c))
-                .flat_map(|c| array(c, "volumeDevices").iter().cloned())
+                .flat_map(|c| array(c, "volumeDevices"))
                 .collect()
         })
     }

@@ -4,8 +4,6 @@
 //! as unique as random draws, and a decision taken twice for one request (the binary re-decides after a
 //! 409 on a status write) names the pod the same way both times.
 
-use std::fmt::Write as _;
-
 use crate::AdmissionRequest;
 
 /// A deterministic stream of pseudo-random words seeded by the request and a purpose.
@@ -62,19 +60,16 @@ pub(crate) fn uuid(request: &AdmissionRequest, purpose: &str) -> String {
     bytes[8..].copy_from_slice(&entropy.next_u64().to_be_bytes());
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let mut hex = String::with_capacity(32);
-    for b in bytes {
-        // Writing into a String cannot fail.
-        let _ = write!(hex, "{b:02x}");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut uuid = String::with_capacity(36);
+    for (i, b) in bytes.into_iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            uuid.push('-');
+        }
+        uuid.push(char::from(HEX[usize::from(b >> 4)]));
+        uuid.push(char::from(HEX[usize::from(b & 0x0f)]));
     }
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid
 }
 
 #[cfg(test)]
