@@ -33,6 +33,7 @@ pub mod pub_status;
 pub mod rfc3339;
 pub mod scatter;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod workload_spread;
 
 pub use action::Action;
