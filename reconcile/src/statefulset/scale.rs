@@ -260,7 +260,8 @@ fn condemned(ctx: &Ctx<'_>, out: &mut Scaled) {
             return;
         }
         let name = pods::name(pod);
-        if !parallel && !(running_ready(pod) && ctx.available(pod)) && first_unhealthy != Some(name) {
+        let settled = running_ready(pod) && ctx.available(pod);
+        if !parallel && !settled && first_unhealthy != Some(name) {
             out.halted = true;
             return;
         }

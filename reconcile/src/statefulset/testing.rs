@@ -60,11 +60,6 @@ pub fn revision(s: &StatefulSet) -> ControllerRevision {
     new_revision(s, 1, Some(0))
 }
 
-/// The name of [`revision`].
-pub fn revision_name(s: &StatefulSet) -> String {
-    revision(s).metadata.name.unwrap_or_default()
-}
-
 /// A running, ready pod `web-<ordinal>` at `revision`, lifecycle `Normal`.
 pub fn pod(ordinal: i64, revision: &str) -> PodRecord {
     let name = format!("web-{ordinal}");
