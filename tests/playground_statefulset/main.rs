@@ -1,0 +1,8 @@
+//! Advanced StatefulSet end to end in the playground: the simulated API server (scheduler, kubelet,
+//! garbage collector, volume binder) calls kruise-rs's webhooks, and kruise-rs's StatefulSet
+//! controller drives the pods and claims. One module per topic.
+
+mod claims;
+mod env;
+mod ordering;
+mod update;
