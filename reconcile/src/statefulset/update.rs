@@ -15,6 +15,7 @@ use crate::inplace::{self, NotInPlace};
 use crate::int_or_percent::{InvalidIntOrPercent, scaled};
 use crate::pods::{self, CONTROLLER_REVISION_HASH, SPECIFIED_DELETE};
 use crate::statefulset::context::{Ctx, healthy, min_delay, terminating};
+use crate::statefulset::identity;
 use crate::statefulset::revision::template_of;
 use crate::statefulset::scale::delete_pod;
 
@@ -49,6 +50,40 @@ fn at_update(ctx: &Ctx<'_>, pod: &PodRecord) -> bool {
     pods::label(pod, CONTROLLER_REVISION_HASH) == Some(ctx.update_name)
 }
 
+/// kruise-rs: the pod's claim volumes differ from the volumeClaimTemplates (one was added or
+/// removed). A live pod's volumes cannot change, so such a pod is recreated within the update budget;
+/// OpenKruise patches the volumes, which the API server refuses, and the set stays `FailedUpdatePod`.
+pub fn claims_differ(ctx: &Ctx<'_>, pod: &PodRecord) -> bool {
+    let Some(ordinal) = identity::ordinal_of(identity::set_name(ctx.set), pods::name(pod)) else {
+        return false;
+    };
+    let volumes = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.as_deref())
+        .unwrap_or_default();
+    let set = identity::set_name(ctx.set);
+    let suffix = format!("-{set}-{ordinal}");
+    let templates: Vec<&str> = identity::template_claims(ctx.set).map(|(n, _)| n).collect();
+    let missing = templates.iter().any(|vct| {
+        let want = identity::claim_name(vct, set, ordinal);
+        !volumes.iter().any(|v| {
+            v.name == *vct
+                && v.persistent_volume_claim
+                    .as_ref()
+                    .is_some_and(|c| c.claim_name == want)
+        })
+    });
+    let removed = volumes.iter().any(|v| {
+        v.persistent_volume_claim.as_ref().is_some_and(|c| {
+            c.claim_name
+                .strip_suffix(suffix.as_str())
+                .is_some_and(|vct| vct == v.name && !templates.contains(&vct))
+        })
+    });
+    missing || removed
+}
+
 /// Shared by the pods updated in one pass.
 #[derive(Default)]
 struct Shared {
@@ -64,7 +99,7 @@ fn update_pod(
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = ctx.pod_update_policy();
-    if policy == PodUpdateStrategyType::ReCreate {
+    if policy == PodUpdateStrategyType::ReCreate || claims_differ(ctx, pod) {
         return Ok((delete_pod(ctx, pod), None));
     }
     let own = pods::label(pod, CONTROLLER_REVISION_HASH).unwrap_or("");
@@ -174,7 +209,7 @@ pub fn update(ctx: &Ctx<'_>, gone: &[String]) -> Result<Updated, InvalidIntOrPer
     }
     for pod in candidates(ctx) {
         let name = pods::name(pod);
-        if at_update(ctx, pod) {
+        if at_update(ctx, pod) && !claims_differ(ctx, pod) {
             continue;
         }
         if unavailable.len() >= max && !unavailable.contains(name) {

@@ -555,3 +555,35 @@ fn in_place_only_that_cannot_be_done_in_place_fails_the_update() {
     assert_eq!(conditions[0].type_, "FailedUpdatePod");
     assert!(deleted(&p).is_empty());
 }
+
+#[test]
+fn adding_a_claim_template_recreates_pods_within_the_budget() {
+    let mut s = parallel(set(3));
+    let rev = revision(&s);
+    let name = rev.metadata.name.clone().unwrap();
+    claim_template(&mut s);
+    rolling(&mut s).max_unavailable = Some(IntOrString::Int(1));
+    let pods = [pod(0, &name), pod(1, &name), pod(2, &name)];
+    let pvcs = [
+        claim("data-web-0", vec![]),
+        claim("data-web-1", vec![]),
+        claim("data-web-2", vec![]),
+    ];
+    let p = run(&s, &pods, std::slice::from_ref(&rev), &pvcs);
+    assert_eq!(deleted(&p), ["web-2"], "one at a time, from the top");
+    assert!(
+        patched(&p, "identity").is_empty(),
+        "volumes of a live pod are never patched"
+    );
+
+    // A pod that mounts its claim is left alone.
+    let mut mounted = pod(2, &name);
+    mounted.spec.as_mut().unwrap().volumes = Some(vec![kruise_api::pod::VolumeRecord {
+        name: "data".into(),
+        persistent_volume_claim: Some(kruise_api::pod::ClaimRecord {
+            claim_name: "data-web-2".into(),
+        }),
+    }]);
+    let p = run(&s, &[pod(0, &name), pod(1, &name), mounted], &[rev], &pvcs);
+    assert_eq!(deleted(&p), ["web-1"]);
+}
