@@ -7,6 +7,8 @@
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar upgrades (`pkg/controller/sidecarset`).
+//! - [`statefulset`]: the Advanced StatefulSet planner (`pkg/controller/statefulset`;
+//!   docs/advanced-statefulset.md#controller).
 //! - [`workload_spread`]: WorkloadSpread subset status, pod adoption, deletion cost and rescheduling
 //!   (`pkg/controller/workloadspread`).
 //!
