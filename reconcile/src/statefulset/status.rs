@@ -50,7 +50,6 @@ pub fn compute(ctx: &Ctx<'_>, collision_count: Option<i32>, outcome: &PassOutcom
         conditions: old.conditions.clone(),
         ..Default::default()
     };
-    let min_ready = ctx.min_ready();
     for pod in ctx.pods().filter(|p| created(p)) {
         s.replicas += 1;
         let ready = running_ready(pod);
@@ -67,7 +66,6 @@ pub fn compute(ctx: &Ctx<'_>, collision_count: Option<i32>, outcome: &PassOutcom
             s.updated_available_replicas += i32::from(available);
         }
     }
-    let _ = min_ready;
     s.current_replicas = (s.current_replicas - outcome.current_touched).max(0);
     let rolling = set.spec.update_strategy.type_ != Some(StatefulSetUpdateStrategyType::OnDelete);
     if rolling && s.updated_replicas == s.replicas && s.ready_replicas == s.replicas {
