@@ -5,6 +5,7 @@
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
+//! - [`statefulset`]: Advanced StatefulSet pods, claims, revisions and status;
 //! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
 //!
 //! Each controller is a pure planner (crate `kruise-reconcile`, or a `plan` function beside the loop for
@@ -28,6 +29,8 @@ pub mod pods;
 pub mod pub_status;
 pub mod sidecarset;
 pub mod sightings;
+pub mod statefulset;
+pub mod workload_actions;
 pub mod workload_spread;
 pub mod workloads;
 
@@ -129,6 +132,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     set.spawn(pods::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
     set.spawn(sidecarset::run(context.clone()));
+    set.spawn(statefulset::run(context.clone()));
     set.spawn(workload_spread::run(context.clone()));
     set
 }

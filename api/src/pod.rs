@@ -56,6 +56,35 @@ pub struct PodRecordSpec {
     /// `spec.readinessGates`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readiness_gates: Option<Vec<PodReadinessGate>>,
+    /// The `persistentVolumeClaim` entries of `spec.volumes`, each reduced to its name and claim (the
+    /// Advanced StatefulSet compares them with its volumeClaimTemplates); `None` when there are none.
+    #[serde(
+        default,
+        deserialize_with = "claim_volumes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub volumes: Option<Vec<VolumeRecord>>,
+}
+
+/// The recorded part of a volume.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeRecord {
+    /// `name`.
+    #[serde(default)]
+    pub name: String,
+    /// `persistentVolumeClaim`, when the volume is a claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_volume_claim: Option<ClaimRecord>,
+}
+
+/// The recorded part of a `persistentVolumeClaim` volume source.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimRecord {
+    /// `claimName`.
+    #[serde(default)]
+    pub claim_name: String,
 }
 
 /// The recorded part of a container.
@@ -125,6 +154,16 @@ fn metadata_without_managed_fields<'de, D: Deserializer<'de>>(d: D) -> Result<Ob
     Ok(metadata)
 }
 
+/// Keeps the volumes that are claims.
+fn claim_volumes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<VolumeRecord>>, D::Error> {
+    let volumes = Option::<Vec<VolumeRecord>>::deserialize(d)?.unwrap_or_default();
+    let kept: Vec<VolumeRecord> = volumes
+        .into_iter()
+        .filter(|v| v.persistent_volume_claim.is_some())
+        .collect();
+    Ok((!kept.is_empty()).then_some(kept))
+}
+
 /// Deserialises every entry of `env` (so a malformed one is still an error) and keeps the recorded ones.
 fn recorded_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<EnvVar>>, D::Error> {
     let env = Option::<Vec<EnvVar>>::deserialize(d)?.unwrap_or_default();
@@ -183,7 +222,8 @@ mod tests {
                     "livenessProbe": {"exec": {"command": ["true"]}},
                     "volumeMounts": [{"name": "v", "mountPath": "/v"}]
                 }],
-                "volumes": [{"name": "v", "emptyDir": {}}],
+                "volumes": [{"name": "v", "emptyDir": {}},
+                    {"name": "data", "persistentVolumeClaim": {"claimName": "data-p", "readOnly": true}}],
                 "unknownField": {"kept": false}
             },
             "status": {"phase": "Running", "podIP": "10.0.0.1",
@@ -209,7 +249,8 @@ mod tests {
                         "env": [{"name": "IS_INJECTED", "value": "true"},
                                 {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef":
                                     {"name": "p-barrier", "key": "p_1000"}}}]
-                    }]
+                    }],
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]
                 },
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "docker://sha256:1",

@@ -102,6 +102,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         readiness_gates: Some(vec![PodReadinessGate {
             condition_type: "InPlaceUpdateReady".into(),
         }]),
+        volumes: None,
     });
     let cond = |t: &str| PodCondition {
         type_: t.into(),

@@ -2,6 +2,7 @@
 //! (`HashControllerRevision`, `rand.SafeEncodeString`, Go's `json.Marshal`), so revision names match the
 //! ones OpenKruise would choose.
 
+use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use serde_json::{Value, json};
 
@@ -126,6 +127,79 @@ fn write_go_string(s: &str, out: &mut String) {
             c => out.push(c),
         }
     }
+}
+
+/// The revision data of a workload whose revisions hold its pod template: the template with the
+/// `"$patch":"replace"` marker, under `spec.template`.
+pub fn template_data(template: &PodTemplateSpec) -> Value {
+    let mut template = go_shaped_template(template);
+    if let Some(obj) = template.as_object_mut() {
+        obj.insert("$patch".into(), json!("replace"));
+    }
+    json!({"spec": {"template": template}})
+}
+
+/// How the update revision was found by [`choose_update`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chosen {
+    /// The newest revision already holds the data.
+    Existing(ControllerRevision),
+    /// An older revision holds the data (a rollback): it gets the next `.revision` number.
+    Bumped(ControllerRevision),
+    /// A new revision, to be created.
+    Created(ControllerRevision),
+}
+
+/// Kubernetes' controller-history choice of the update revision: reuse the newest revision equal to
+/// `data`, bump an older equal one, or build a new one with `build(number, collision_count)`, stepping
+/// `collision_count` while the built name clashes with an existing revision. Returns the choice and the
+/// collision count after it.
+pub fn choose_update(
+    revisions: &[ControllerRevision],
+    data: &Value,
+    mut collision_count: Option<i32>,
+    build: &dyn Fn(i64, Option<i32>) -> ControllerRevision,
+) -> (Chosen, Option<i32>) {
+    let mut sorted: Vec<&ControllerRevision> = revisions.iter().collect();
+    sorted.sort_by_key(|r| r.revision.unwrap_or(0));
+    let next = sorted.last().map_or(0, |r| r.revision.unwrap_or(0)) + 1;
+    let newest = sorted.last().map(|l| l.metadata.name.as_deref());
+    let chosen = match sorted.iter().rev().find(|r| &r.data.0 == data) {
+        Some(r) if Some(r.metadata.name.as_deref()) == newest => Chosen::Existing((*r).clone()),
+        Some(r) => {
+            let mut bumped = (*r).clone();
+            bumped.revision = Some(next);
+            Chosen::Bumped(bumped)
+        }
+        None => loop {
+            let candidate = build(next, collision_count);
+            if !sorted.iter().any(|r| r.metadata.name == candidate.metadata.name) {
+                break Chosen::Created(candidate);
+            }
+            collision_count = Some(collision_count.unwrap_or(0).saturating_add(1));
+        },
+    };
+    (chosen, collision_count)
+}
+
+/// History truncation: the names of the oldest revisions that are neither `current`, `update` nor
+/// `in_use`, beyond `limit` such revisions.
+pub fn truncate(
+    revisions: &[ControllerRevision],
+    current: &str,
+    update: &str,
+    in_use: &dyn Fn(&str) -> bool,
+    limit: usize,
+) -> Vec<String> {
+    let mut sorted: Vec<&ControllerRevision> = revisions.iter().collect();
+    sorted.sort_by_key(|r| r.revision.unwrap_or(0));
+    let dead: Vec<String> = sorted
+        .iter()
+        .filter_map(|r| r.metadata.name.clone())
+        .filter(|n| n != current && n != update && !in_use(n))
+        .collect();
+    let excess = dead.len().saturating_sub(limit);
+    dead.into_iter().take(excess).collect()
 }
 
 #[cfg(test)]

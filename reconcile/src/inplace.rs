@@ -15,8 +15,13 @@ use crate::lifecycle;
 use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
 use crate::rfc3339::rfc3339;
 
+mod hooked;
+mod refresh;
 mod state;
 
+pub use hooked::{BadLifecycleState, start_hooked};
+pub(crate) use refresh::patch;
+pub use refresh::{Refreshed, refresh_in_place};
 pub use state::{
     ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, StateText, UpdateSpec,
 };

@@ -7,6 +7,8 @@
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar upgrades (`pkg/controller/sidecarset`).
+//! - [`statefulset`]: the Advanced StatefulSet planner (`pkg/controller/statefulset`;
+//!   docs/advanced-statefulset.md#controller).
 //! - [`workload_spread`]: WorkloadSpread subset status, pod adoption, deletion cost and rescheduling
 //!   (`pkg/controller/workloadspread`).
 //!
@@ -33,6 +35,7 @@ pub mod pub_status;
 pub mod rfc3339;
 pub mod scatter;
 pub mod sidecarset;
+pub mod statefulset;
 pub mod workload_spread;
 
 pub use action::Action;

@@ -43,9 +43,7 @@ use super::{
     pods,
 };
 
-mod execute;
-
-use execute::{after_call, chain_precondition, execute, is_conflict};
+use super::workload_actions::{Owner, after_call, chain_precondition, execute, is_conflict};
 
 /// Safety net: every CloneSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
@@ -290,8 +288,13 @@ async fn pass(
         expectations.expect(step, now);
         let chained = chain_precondition(step, &ours);
         let step: &Step = &chained;
-        let result = execute(state, &cs, step).await;
-        after_call(state, &cs, step, &result).await;
+        let owner = Owner {
+            client: &state.context.client,
+            recorder: &state.recorder,
+            object: &*cs,
+        };
+        let result = execute(&owner, step).await;
+        after_call(&owner, step, &result).await;
         match result {
             Ok(rv) => {
                 if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =

@@ -12,7 +12,10 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::CloneSet;
 use serde_json::{Value, json};
 
-use crate::history::{FNV_OFFSET, go_json_bytes, go_shaped_template, hash_revision_data, revision_name};
+use crate::history::{
+    Chosen, FNV_OFFSET, choose_update, go_json_bytes, hash_revision_data, revision_name, template_data,
+    truncate,
+};
 use crate::pods::{CONTROLLER_REVISION_HASH, is_at_revision};
 
 /// Revision annotation holding the hash of the volumeClaimTemplates.
@@ -36,11 +39,7 @@ pub enum RevisionError {
 
 /// The revision data of a CloneSet: its template with the `"$patch":"replace"` marker.
 pub fn revision_data(cs: &CloneSet) -> Value {
-    let mut template = go_shaped_template(&cs.spec.template);
-    if let Some(obj) = template.as_object_mut() {
-        obj.insert("$patch".into(), json!("replace"));
-    }
-    json!({"spec": {"template": template}})
+    template_data(&cs.spec.template)
 }
 
 /// The hash of the volumeClaimTemplates (name and spec, sorted by name), FNV-1a 32 of their JSON; `""`
@@ -155,21 +154,17 @@ pub struct ActiveRevisions {
 /// (rollback), or create a new one, stepping `collisionCount` on a name clash with different data.
 /// `revisions` are those owned by the CloneSet, in any order.
 pub fn active_revisions(cs: &CloneSet, revisions: &[ControllerRevision]) -> ActiveRevisions {
-    let mut sorted: Vec<&ControllerRevision> = revisions.iter().collect();
-    sorted.sort_by_key(|r| r.revision.unwrap_or(0));
-    let next = sorted.last().map_or(0, |r| r.revision.unwrap_or(0)) + 1;
     let status = cs.status.as_ref();
-    let mut collision_count = status.and_then(|s| s.collision_count);
-    let data = revision_data(cs);
-    let equal: Vec<&&ControllerRevision> = sorted.iter().filter(|r| r.data.0 == data).collect();
+    let (chosen, collision_count) = choose_update(
+        revisions,
+        &revision_data(cs),
+        status.and_then(|s| s.collision_count),
+        &|number, collisions| new_revision(cs, number, collisions),
+    );
     let mut actions = Vec::new();
-    let update = match equal.last() {
-        Some(r) if Some(r.metadata.name.as_deref()) == sorted.last().map(|l| l.metadata.name.as_deref()) => {
-            (**r).clone()
-        }
-        Some(r) => {
-            let mut bumped = (**r).clone();
-            bumped.revision = Some(next);
+    let update = match chosen {
+        Chosen::Existing(r) => r,
+        Chosen::Bumped(mut bumped) => {
             let want = vct_hash(cs.spec.volume_claim_templates.as_deref());
             let annotations = bumped.metadata.annotations.get_or_insert_default();
             if annotations.get(VCT_HASH_ANNOTATION) != Some(&want) {
@@ -178,20 +173,15 @@ pub fn active_revisions(cs: &CloneSet, revisions: &[ControllerRevision]) -> Acti
             actions.push(RevisionAction::Update(bumped.clone()));
             bumped
         }
-        None => loop {
-            let candidate = new_revision(cs, next, collision_count);
-            let clash = sorted.iter().any(|r| r.metadata.name == candidate.metadata.name);
-            if !clash {
-                actions.push(RevisionAction::Create(candidate.clone()));
-                break candidate;
-            }
-            collision_count = Some(collision_count.unwrap_or(0).saturating_add(1));
-        },
+        Chosen::Created(r) => {
+            actions.push(RevisionAction::Create(r.clone()));
+            r
+        }
     };
     let current_name = status.and_then(|s| s.current_revision.as_deref());
     let current = current_name
-        .and_then(|n| sorted.iter().find(|r| r.metadata.name.as_deref() == Some(n)))
-        .map_or_else(|| update.clone(), |r| (*r).clone());
+        .and_then(|n| revisions.iter().find(|r| r.metadata.name.as_deref() == Some(n)))
+        .map_or_else(|| update.clone(), Clone::clone);
     ActiveRevisions {
         update,
         current,
@@ -209,16 +199,14 @@ pub fn truncate_history(
     current: &str,
     update: &str,
 ) -> Vec<String> {
-    let mut sorted: Vec<&ControllerRevision> = revisions.iter().collect();
-    sorted.sort_by_key(|r| r.revision.unwrap_or(0));
-    let dead: Vec<String> = sorted
-        .iter()
-        .filter_map(|r| r.metadata.name.clone())
-        .filter(|n| n != current && n != update && !pods.iter().any(|p| is_at_revision(p, n)))
-        .collect();
     let limit = usize::try_from(cs.spec.revision_history_limit.unwrap_or(10)).unwrap_or(0);
-    let excess = dead.len().saturating_sub(limit);
-    dead.into_iter().take(excess).collect()
+    truncate(
+        revisions,
+        current,
+        update,
+        &|n| pods.iter().any(|p| is_at_revision(p, n)),
+        limit,
+    )
 }
 
 /// Labels of a revision: kept for callers that index revisions by hash.

@@ -15,7 +15,6 @@ use crate::cloneset::context::Ctx;
 use crate::cloneset::refresh::refresh_pod;
 use crate::cloneset::revision::template_of;
 use crate::inplace::{self, NotInPlace};
-use crate::lifecycle::{self, PRE_UPDATE_HOOK_KEY};
 use crate::pods::{self, SPECIFIED_DELETE};
 use kruise_core::selector::{Selection, Selector};
 
@@ -355,77 +354,18 @@ fn in_place(
     texts: &mut inplace::StateText,
     not_ready: &mut [Option<serde_json::Value>; 2],
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
-    let name = pods::name(pod).to_owned();
     let hook = ctx
         .cs
         .spec
         .lifecycle
         .as_ref()
         .and_then(|l| l.in_place_update.as_ref());
-    let mut actions = Vec::new();
-    let state = pods::lifecycle_state(pod);
-    match state {
-        "" | "PreparingNormal" | "Normal" if lifecycle::is_hooked(hook, pod) => {
-            if lifecycle::marks_not_ready(hook) {
-                actions.extend(lifecycle::not_ready_key_patch(
-                    pod,
-                    PRE_UPDATE_HOOK_KEY,
-                    true,
-                    ctx.now,
-                ));
-            }
-            actions.extend(lifecycle::set_state(pod, "PreparingUpdate", ctx.now));
-            return Ok((actions, None));
-        }
-        "" | "PreparingNormal" | "Normal" | "Updating" => {}
-        "Updated" => {
-            let mut patch =
-                lifecycle::state_patch(pod, "PreparingUpdate", ctx.now).unwrap_or_else(|| json!({}));
-            // Re-add the hook's handlers (never write `null`: that would drop every label).
-            if let Some(labels) = hook.and_then(|h| h.labels_handler.as_ref()) {
-                inplace::merge(&mut patch, json!({"metadata": {"labels": labels}}));
-            }
-            if let Some(finalizers) = hook.and_then(|h| h.finalizers_handler.as_ref()) {
-                inplace::merge(&mut patch, json!({"metadata": {"finalizers": finalizers}}));
-            }
-            return Ok((
-                vec![Action::PatchPod {
-                    name,
-                    reason: "lifecycle",
-                    patch,
-                }],
-                None,
-            ));
-        }
-        "PreparingUpdate" if lifecycle::is_hooked(hook, pod) => return Ok((actions, None)),
-        "PreparingUpdate" => {}
-        other => return Err(UpdateError::BadState(name, other.to_owned())),
-    }
     let grace = rolling_update(ctx.cs)
         .and_then(|r| r.in_place_update_strategy.as_ref())
         .and_then(|s| s.grace_period_seconds)
         .unwrap_or(0);
-    if inplace::has_gate(pod) {
-        actions.push(Action::PatchPodStatus {
-            name: name.clone(),
-            // The same for every pod of the pass with the same readiness.
-            patch: not_ready[usize::from(pods::is_ready(pod))]
-                .get_or_insert_with(|| inplace::ready_condition_patch(pod, false, ctx.now))
-                .clone(),
-        });
-    }
-    let updating = (state != "Updating").then_some("Updating");
-    actions.push(Action::PatchPod {
-        name: name.clone(),
-        reason: "inPlaceUpdate",
-        patch: inplace::begin(pod, spec, grace, updating, ctx.now, texts),
-    });
-    actions.push(Action::normal(
-        "SuccessfulUpdatePodInPlace",
-        format!("successfully update pod {name} in-place"),
-    ));
-    let delay = (grace > 0).then(|| Duration::from_secs(u64::try_from(grace).unwrap_or(0)));
-    Ok((actions, delay))
+    inplace::start_hooked(pod, spec, hook, grace, ctx.now, texts, not_ready)
+        .map_err(|e| UpdateError::BadState(e.pod, e.state))
 }
 
 #[cfg(test)]

@@ -1,10 +1,17 @@
 use super::*;
+use crate::action::Action;
 use crate::cloneset::testing::{self, cloneset};
+use crate::inplace::InPlaceUpdateState;
 use crate::pods::fixtures::{labelled, now, pod};
 use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
+use k8s_openapi::jiff::SignedDuration;
 use kruise_api::apps_v1beta1::CloneSet;
-use kruise_api::common::{IN_PLACE_UPDATE_STATE_KEY, LIFECYCLE_STATE_KEY, Lifecycle, LifecycleHook};
+use kruise_api::common::{
+    IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY, LIFECYCLE_STATE_KEY,
+    Lifecycle, LifecycleHook,
+};
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord};
+use std::time::Duration;
 
 fn ctx(cs: &CloneSet) -> Ctx<'_> {
     testing::ctx(cs, vec![])

@@ -1,5 +1,6 @@
-//! Carrying out one CloneSet plan: each action as an API call, its event, and the resourceVersion
-//! precondition chained from an earlier patch of the same pod in the same pass.
+//! Carrying out one workload plan (CloneSet, Advanced StatefulSet): each action as an API call, its
+//! event, and the resourceVersion precondition chained from an earlier patch of the same pod in the
+//! same pass.
 
 use std::collections::HashMap;
 
@@ -7,22 +8,54 @@ use k8s_openapi::api::{
     apps::v1::ControllerRevision,
     core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
 };
-use kruise_api::apps_v1beta1::CloneSet;
 use kruise_reconcile::Action as Step;
 use kube::{
-    Api, Resource as _, ResourceExt as _,
+    Api, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
     runtime::events::{Event, EventType},
 };
 use serde_json::json;
 
-use super::State;
+use kube::runtime::events::Recorder;
 
-fn reference(cs: &CloneSet) -> ObjectReference {
-    cs.object_ref(&())
+/// Who carries a plan out: the client, the event recorder and the workload the plan is for.
+pub struct Owner<'a, K> {
+    /// API client.
+    pub client: &'a kube::Client,
+    /// Event recorder.
+    pub recorder: &'a Recorder,
+    /// The workload.
+    pub object: &'a K,
 }
 
-async fn publish(state: &State, cs: &CloneSet, type_: EventType, reason: &str, note: String, action: &str) {
+/// The workload kinds whose plans are carried out here.
+pub trait Workload:
+    kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+{
+}
+
+impl<K> Workload for K where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+{
+}
+
+fn reference<K: Workload>(object: &K) -> ObjectReference {
+    object.object_ref(&())
+}
+
+async fn publish<K: Workload>(
+    owner: &Owner<'_, K>,
+    type_: EventType,
+    reason: &str,
+    note: String,
+    action: &str,
+) {
     let event = Event {
         type_,
         reason: reason.into(),
@@ -30,18 +63,15 @@ async fn publish(state: &State, cs: &CloneSet, type_: EventType, reason: &str, n
         action: action.into(),
         secondary: None,
     };
-    if let Err(e) = state.recorder.publish(&event, &reference(cs)).await {
+    if let Err(e) = owner.recorder.publish(&event, &reference(owner.object)).await {
         tracing::debug!(error = %e, reason, "could not record event");
     }
 }
 
 /// Executes one action; `Ok(Some(rv))` carries the resourceVersion a pod patch returned.
-pub(super) async fn execute(
-    state: &State,
-    cs: &CloneSet,
-    step: &Step,
-) -> Result<Option<String>, kube::Error> {
-    let client = state.context.client.clone();
+pub async fn execute<K: Workload>(owner: &Owner<'_, K>, step: &Step) -> Result<Option<String>, kube::Error> {
+    let cs = owner.object;
+    let client = owner.client.clone();
     let namespace = cs.namespace().unwrap_or_default();
     let pods_api: Api<Pod> = Api::namespaced(client.clone(), &namespace);
     let pvcs_api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), &namespace);
@@ -102,9 +132,9 @@ pub(super) async fn execute(
             return Ok(stored.metadata.resource_version);
         }
         Step::SetPodsToDelete(names) => {
-            let api: Api<CloneSet> = Api::namespaced(client, &namespace);
+            let api: Api<K> = Api::namespaced(client, &namespace);
             let patch = json!({
-                "metadata": {"resourceVersion": cs.metadata.resource_version},
+                "metadata": {"resourceVersion": cs.meta().resource_version},
                 "spec": {"scaleStrategy": {"podsToDelete": names}},
             });
             api.patch(&cs.name_any(), &patch_params, &Patch::Merge(&patch))
@@ -120,16 +150,15 @@ pub(super) async fn execute(
             } else {
                 EventType::Normal
             };
-            publish(state, cs, type_, reason, message.clone(), reason).await;
+            publish(owner, type_, reason, message.clone(), reason).await;
         }
     }
     Ok(None)
 }
 
 /// The events OpenKruise records after a call (the planner leaves them to the loop).
-pub(super) async fn after_call(
-    state: &State,
-    cs: &CloneSet,
+pub async fn after_call<K: Workload>(
+    owner: &Owner<'_, K>,
     step: &Step,
     result: &Result<Option<String>, kube::Error>,
 ) {
@@ -157,8 +186,7 @@ pub(super) async fn after_call(
             ) = (step, result)
             {
                 publish(
-                    state,
-                    cs,
+                    owner,
                     EventType::Warning,
                     "FailedUpdatePodInPlace",
                     format!("failed to update pod {name} in-place: {e}"),
@@ -177,8 +205,7 @@ pub(super) async fn after_call(
                 "delete"
             };
             publish(
-                state,
-                cs,
+                owner,
                 EventType::Normal,
                 ok_reason,
                 format!("succeed to {verb} {what}"),
@@ -193,8 +220,7 @@ pub(super) async fn after_call(
                 "delete"
             };
             publish(
-                state,
-                cs,
+                owner,
                 EventType::Warning,
                 failed_reason,
                 format!("failed to {verb} {what}: {e}"),
@@ -209,7 +235,7 @@ pub(super) async fn after_call(
 /// pod (the `InPlaceUpdateReady` condition before the in-place patch, as OpenKruise does): the only
 /// change since is ours, so the precondition moves to the version our write returned. Any other
 /// writer in between still makes the patch conflict.
-pub(super) fn chain_precondition<'a>(
+pub fn chain_precondition<'a>(
     step: &'a Step,
     ours: &HashMap<String, (String, String)>,
 ) -> std::borrow::Cow<'a, Step> {
@@ -232,6 +258,6 @@ pub(super) fn chain_precondition<'a>(
 }
 
 /// 409: a precondition failed or the object already exists (the cache was behind); plan again soon.
-pub(super) fn is_conflict(e: &kube::Error) -> bool {
+pub fn is_conflict(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)
 }

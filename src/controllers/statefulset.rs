@@ -1,0 +1,339 @@
+//! The Advanced StatefulSet controller: the pure planner ([`kruise_reconcile::statefulset::plan()`]) on
+//! the shared [`control_loop`] (docs/advanced-statefulset.md#controller).
+//!
+//! One pass gathers the set's pods (controller ownerReference), ControllerRevisions and the claims
+//! named after its volumeClaimTemplates from the shared cluster cache, adopts orphans named
+//! `<set>-<N>` that the selector matches, lets the planner decide, executes its actions in order
+//! (stopping at the first failure) and writes the status with the set's resourceVersion as
+//! precondition. Outstanding writes ([`Expectations`]) hold the next plan until the cache shows them.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use k8s_openapi::{
+    api::{
+        apps::v1::ControllerRevision,
+        core::v1::{PersistentVolumeClaim, Pod},
+    },
+    jiff::Timestamp,
+};
+use kruise_api::{PodRecord, apps_v1beta1::StatefulSet};
+use kruise_reconcile::statefulset::{Input, identity};
+use kruise_reconcile::{Action as Step, Expectations};
+use kube::{
+    Api, Resource as _, ResourceExt as _,
+    api::{Patch, PatchParams},
+    runtime::{
+        events::{Recorder, Reporter},
+        reflector::ObjectRef,
+    },
+};
+use serde_json::json;
+use tracing::Instrument as _;
+
+use super::{
+    Context, ControllerView, ERROR_REQUEUE, Error,
+    control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
+    pods,
+    workload_actions::{Owner, after_call, chain_precondition, execute, is_conflict},
+};
+
+/// Safety net: every set is re-planned at least this often.
+pub const RESYNC: Duration = Duration::from_secs(300);
+/// While planning waits on unobserved writes, look again this soon.
+pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
+/// Requeue after a conflict.
+pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// The event reporter.
+pub fn reporter() -> Reporter {
+    Reporter {
+        controller: "kruise-manager".into(),
+        instance: Some("statefulset-controller".into()),
+    }
+}
+
+/// The controller's state shared by passes.
+pub struct State {
+    context: Context,
+    recorder: Recorder,
+}
+
+/// What one pass reads: pods the set controls, its revisions, the claims named after its templates.
+pub fn gather(
+    context: &Context,
+    set: &StatefulSet,
+) -> (
+    Vec<PodRecord>,
+    Vec<ControllerRevision>,
+    Vec<PersistentVolumeClaim>,
+) {
+    let namespace = set.namespace().unwrap_or_default();
+    let uid = set.metadata.uid.clone().unwrap_or_default();
+    let owned = |owners: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>| {
+        pods::controller_of(owners).is_some_and(|o| o.uid == uid)
+    };
+    let pod_list = context
+        .view
+        .pods(&namespace)
+        .into_iter()
+        .filter(|p| owned(p.metadata.owner_references.as_ref()))
+        .map(|p| (*p).clone())
+        .collect();
+    let revisions = context
+        .view
+        .controller_revisions(&namespace)
+        .into_iter()
+        .filter(|r| owned(r.metadata.owner_references.as_ref()))
+        .map(|r| (*r).clone())
+        .collect();
+    let name = set.name_any();
+    let prefixes: Vec<String> = identity::template_claims(set)
+        .map(|(vct, _)| format!("{vct}-{name}-"))
+        .collect();
+    let claims = if prefixes.is_empty() {
+        Vec::new()
+    } else {
+        context
+            .view
+            .persistent_volume_claims(&namespace)
+            .into_iter()
+            .filter(|c| {
+                let n = c.metadata.name.as_deref().unwrap_or("");
+                prefixes.iter().any(|p| n.starts_with(p.as_str()))
+            })
+            .map(|c| (*c).clone())
+            .collect()
+    };
+    (pod_list, revisions, claims)
+}
+
+/// Orphans to adopt: active pods without a controller, named `<set>-<N>`, that the selector matches.
+pub fn orphans(context: &Context, set: &StatefulSet) -> Vec<Arc<PodRecord>> {
+    let Some(selector) = &set.spec.selector else {
+        return Vec::new();
+    };
+    if set.metadata.deletion_timestamp.is_some() || selector == &Default::default() {
+        return Vec::new();
+    }
+    let name = set.name_any();
+    context
+        .view
+        .pods(&set.namespace().unwrap_or_default())
+        .into_iter()
+        .filter(|p| kruise_core::pod_state::is_active(p))
+        .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_none())
+        .filter(|p| identity::ordinal_of(&name, &p.name_any()).is_some())
+        .filter(|p| {
+            pods::selects(
+                selector,
+                p.metadata.labels.as_ref().unwrap_or(&Default::default()),
+            )
+        })
+        .collect()
+}
+
+async fn adopt(
+    state: &State,
+    set: &StatefulSet,
+    orphans: &[Arc<PodRecord>],
+    expectations: &mut Expectations,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let api: Api<Pod> = Api::namespaced(state.context.client.clone(), &set.namespace().unwrap_or_default());
+    for pod in orphans {
+        let patch = json!({"metadata": {
+            "resourceVersion": pod.metadata.resource_version,
+            "ownerReferences": [{"apiVersion": StatefulSet::api_version(&()), "kind": "StatefulSet",
+                "name": set.name_any(), "uid": set.metadata.uid, "controller": true, "blockOwnerDeletion": true}],
+        }});
+        let stored = api
+            .patch(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(&patch),
+            )
+            .await?;
+        if let Some(rv) = stored.metadata.resource_version {
+            expectations.expect_resource_version(&pod.name_any(), &rv, now);
+        }
+    }
+    Ok(())
+}
+
+async fn pass(
+    state: &State,
+    set: Arc<StatefulSet>,
+    pass: Pass<StatefulSet, Expectations>,
+) -> Result<Next, Error> {
+    let (pod_list, revisions, claims) = gather(&state.context, &set);
+    let now = Timestamp::now();
+    let mut expectations = pass.memory();
+    expectations.observe(&pod_list, &claims);
+    pass.keep(expectations.clone());
+    let orphans = orphans(&state.context, &set);
+    if !orphans.is_empty() && expectations.is_satisfied() {
+        let adopted = adopt(state, &set, &orphans, &mut expectations, now).await;
+        pass.keep(expectations);
+        return match adopted {
+            Ok(()) => Ok(Next::After(EXPECTATION_RECHECK)),
+            Err(e) if is_conflict(&e) => Ok(Next::After(CONFLICT_REQUEUE)),
+            Err(e) => Err(e.into()),
+        };
+    }
+    let input = Input {
+        set: &set,
+        pods: &pod_list,
+        revisions: &revisions,
+        pvcs: &claims,
+        now,
+    };
+    let plan = kruise_reconcile::statefulset::plan(&input, &expectations).map_err(|e| Error::Invalid {
+        what: "StatefulSet",
+        message: e.to_string(),
+    })?;
+    if plan.waiting {
+        return Ok(match plan.requeue_after {
+            Some(left) => Next::After(left.min(EXPECTATION_RECHECK)),
+            None => {
+                tracing::warn!(
+                    ?expectations,
+                    "expectations unobserved past their timeout; still waiting"
+                );
+                Next::After(ERROR_REQUEUE)
+            }
+        });
+    }
+    let owner = Owner {
+        client: &state.context.client,
+        recorder: &state.recorder,
+        object: &*set,
+    };
+    let mut failure = None;
+    let mut ours: HashMap<String, (String, String)> = HashMap::new();
+    for step in &plan.actions {
+        expectations.expect(step, now);
+        let chained = chain_precondition(step, &ours);
+        let step: &Step = &chained;
+        let result = execute(&owner, step).await;
+        after_call(&owner, step, &result).await;
+        match result {
+            Ok(rv) => {
+                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
+                    (step, rv)
+                {
+                    expectations.expect_resource_version(name, &rv, now);
+                    let seen = pod_list
+                        .iter()
+                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
+                        .and_then(|p| p.metadata.resource_version.clone())
+                        .unwrap_or_default();
+                    ours.insert(name.clone(), (seen, rv));
+                }
+            }
+            // A claim or pod that exists already: the cache was behind; plan again.
+            Err(kube::Error::Api(s)) if s.code == 409 && matches!(step, Step::CreatePvc(_)) => {
+                expectations.forget(step);
+            }
+            Err(e) => {
+                expectations.forget(step);
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    pass.keep(expectations);
+    if let Some(status) = &plan.status {
+        match pass.write_status(&set, status).await {
+            Ok(()) => {}
+            Err(e @ (Error::Conflict { .. } | Error::Gone)) => return Err(e),
+            Err(e) => return Err(failure.map_or(e, Error::from)),
+        }
+    }
+    if let Some(e) = failure {
+        if is_conflict(&e) {
+            return Ok(Next::After(CONFLICT_REQUEUE));
+        }
+        return Err(e.into());
+    }
+    tracing::info!(
+        actions = plan.actions.len(),
+        halted = plan.halted,
+        status_written = plan.status.is_some(),
+        "StatefulSet reconciled"
+    );
+    Ok(Next::after(plan.requeue_after))
+}
+
+fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<StatefulSet>> {
+    let owner = pods::controller_of(object.meta().owner_references.as_ref())?;
+    (owner.kind == "StatefulSet" && owner.api_version.starts_with("apps.kruise.io/"))
+        .then(|| ObjectRef::new(&owner.name).within(object.meta().namespace.as_deref().unwrap_or("")))
+}
+
+/// A pod's set; for an orphan named like a set's pod, that set.
+fn sets_of_pod(p: &PodRecord, known: &Known<StatefulSet>) -> Vec<ObjectRef<StatefulSet>> {
+    if let Some(owner) = owner_ref(p) {
+        return vec![owner];
+    }
+    if pods::controller_of(p.metadata.owner_references.as_ref()).is_some() {
+        return Vec::new();
+    }
+    let namespace = p.namespace().unwrap_or_default();
+    let name = p.name_any();
+    known.refs(|s| {
+        s.metadata.namespace.as_deref() == Some(namespace.as_str())
+            && identity::ordinal_of(&s.name_any(), &name).is_some()
+    })
+}
+
+/// The sets whose claim names a PVC carries (`<claim>-<set>-<N>`), among the known ones.
+fn sets_of_claim(c: &PersistentVolumeClaim, known: &Known<StatefulSet>) -> Vec<ObjectRef<StatefulSet>> {
+    let namespace = c.namespace().unwrap_or_default();
+    let name = c.name_any();
+    known.refs(|s| {
+        s.metadata.namespace.as_deref() == Some(namespace.as_str())
+            && identity::template_claims(s).any(|(vct, _)| {
+                name.strip_prefix(vct)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|rest| identity::ordinal_of(&s.name_any(), rest).is_some())
+            })
+    })
+}
+
+impl Reconciler for State {
+    type Object = StatefulSet;
+    type Memory = Expectations;
+    const DEBOUNCE: Duration = Duration::from_millis(50);
+    const RESYNC: Duration = RESYNC;
+    const CONFLICT_REQUEUE: Duration = CONFLICT_REQUEUE;
+
+    fn triggers(&self, triggers: Triggers<StatefulSet>) -> Triggers<StatefulSet> {
+        triggers
+            .pods(sets_of_pod)
+            .watch(|r: &ControllerRevision, _: &Known<StatefulSet>| owner_ref(r).into_iter().collect())
+            .watch(sets_of_claim)
+    }
+
+    fn cached(view: &dyn ControllerView, namespace: &str, name: &str) -> Option<Arc<StatefulSet>> {
+        kruise_core::view::get(view, namespace, name)
+    }
+
+    async fn pass(
+        self: Arc<Self>,
+        set: Arc<StatefulSet>,
+        p: Pass<StatefulSet, Expectations>,
+    ) -> Result<Next, Error> {
+        let span = tracing::info_span!("statefulset", namespace = %set.namespace().unwrap_or_default(),
+            name = %set.name_any());
+        pass(&self, set, p).instrument(span).await
+    }
+}
+
+/// Runs the Advanced StatefulSet controller until aborted.
+pub async fn run(context: Context) {
+    let state = State {
+        recorder: Recorder::new(context.client.clone(), reporter()),
+        context: context.clone(),
+    };
+    control_loop::run(context, state).await;
+}
