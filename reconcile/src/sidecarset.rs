@@ -209,7 +209,7 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
             true,
             "updateStrategy.maxUnavailable",
         )?;
-        out.replacements = audit::replacements(&uninjected, max_unavailable)
+        out.replacements = audit::replacements(&uninjected, &matched, max_unavailable)
             .into_iter()
             .map(|(p, patch)| (pod_ref(p), patch))
             .collect();
