@@ -1,6 +1,6 @@
 //! The choice of the pods to upgrade this round (`GetNextUpgradePods`) and their writes: candidates in
 //! ActivePods order, `priorityStrategy`, `scatterStrategy`; the last `partition` kept; `maxUnavailable`
-//! spent by updated pods not yet consistent and ready; a PodUnavailableBudget asked before each write.
+//! spent by matched pods not consistent and ready; a PodUnavailableBudget asked before each write.
 
 use std::collections::BTreeMap;
 
@@ -79,13 +79,13 @@ pub(super) fn choose(
         true,
         "updateStrategy.maxUnavailable",
     )?;
+    // Every matched pod not consistent and ready is unavailable, updated or not (a pod stuck on a bad
+    // image stays unavailable after a fixed image makes it a candidate again): taking a not-ready
+    // candidate costs nothing, a ready one costs one.
     let busy: Vec<&PodRecord> = matched
         .iter()
         .copied()
-        .filter(|p| {
-            pod_facts::is_updated(facts, p)
-                && !(pod_facts::is_consistent(facts, p, &[]) && pod_facts::is_ready(facts, p))
-        })
+        .filter(|p| !(pod_facts::is_consistent(facts, p, &[]) && pod_facts::is_ready(facts, p)))
         .collect();
     let mut unavailable = busy.len() as i64;
     let mut chosen = Vec::new();
@@ -94,7 +94,8 @@ pub(super) fn choose(
     for p in &candidates {
         let ready = pod_facts::is_ready(facts, p);
         if ready && unavailable >= max_unavailable {
-            break;
+            // Not-ready candidates further on are still taken.
+            continue;
         }
         // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
         if let Some(refusal) = refused(p) {
@@ -170,7 +171,7 @@ pub(super) fn choose(
             true,
             "MaxUnavailableReached",
             format!(
-                "waiting for {} updated pod(s) to become ready (maxUnavailable {max_unavailable}): {}",
+                "waiting for {} pod(s) to become ready (maxUnavailable {max_unavailable}): {}",
                 busy.len(),
                 names(&busy)
             ),

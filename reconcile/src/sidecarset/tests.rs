@@ -283,7 +283,7 @@ fn max_unavailable_rounds_up_and_counts_updated_pods_not_yet_ready() {
         (
             "True",
             "MaxUnavailableReached",
-            "waiting for 2 updated pod(s) to become ready (maxUnavailable 2): p3, p4"
+            "waiting for 2 pod(s) to become ready (maxUnavailable 2): p3, p4"
         )
     );
     // One of them ready again: one more pod.
@@ -294,12 +294,57 @@ fn max_unavailable_rounds_up_and_counts_updated_pods_not_yet_ready() {
 }
 
 #[test]
-fn not_ready_candidates_are_always_taken() {
+fn not_ready_candidates_are_taken_free_but_spend_the_budget_they_already_hold() {
     let mut pods: Vec<PodRecord> = (0..3).map(pod).collect();
     pods[0].status.as_mut().unwrap().conditions.as_mut().unwrap()[0].status = "False".into();
+    // p0 (not ready) is unavailable already: it is taken, and it fills maxUnavailable 1.
     let plan = run(&set(json!({})), &pods, &InFlight::default());
-    // p0 (not ready) first and free; then one ready pod within maxUnavailable 1.
+    assert_eq!(chosen(&plan), ["p0"]);
+    // With maxUnavailable 2 one ready pod follows.
+    let plan = run(&set(json!({"maxUnavailable": 2})), &pods, &InFlight::default());
     assert_eq!(chosen(&plan), ["p0", "p2"]);
+    // A ready pod ordered first (priority) waits; the not-ready one after it is still taken.
+    let mut weighted = pods.clone();
+    weighted[2]
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("first".into(), "yes".into());
+    let strategy = json!({"priorityStrategy": {"weightPriority": [
+        {"weight": 10, "matchSelector": {"matchLabels": {"first": "yes"}}}]}});
+    let plan = run(&set(strategy), &weighted, &InFlight::default());
+    assert_eq!(chosen(&plan), ["p0"]);
+}
+
+#[test]
+fn pods_stuck_on_a_bad_image_take_the_fixed_one_without_upgrading_ready_pods() {
+    // 4 pods, maxUnavailable 2: p2 and p3 were upgraded to an image that never starts (not ready).
+    let mut pods: Vec<PodRecord> = (0..4).map(pod).collect();
+    for i in [2, 3] {
+        let patch = run(
+            &set(json!({})),
+            std::slice::from_ref(&pods[i]),
+            &InFlight::default(),
+        )
+        .upgrades[0]
+            .patch
+            .clone();
+        pods[i] = restarted(&apply(&pods[i], &patch), false);
+    }
+    let plan = run(&set(json!({"maxUnavailable": 2})), &pods, &InFlight::default());
+    assert!(plan.upgrades.is_empty(), "the bad image holds the budget");
+    // A fixed image (a new hash): the two stuck pods are candidates again and taken; the ready ones
+    // wait, or 4 pods would be unavailable at once.
+    let mut fixed = set(json!({"maxUnavailable": 2}));
+    fixed
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert("kruise.io/sidecarset-hash".into(), "h3".into());
+    let plan = run(&fixed, &pods, &InFlight::default());
+    let mut names = chosen(&plan);
+    names.sort();
+    assert_eq!(names, ["p2", "p3"]);
 }
 
 #[test]
