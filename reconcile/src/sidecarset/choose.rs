@@ -254,3 +254,6 @@ fn sort(input: &Input<'_>, matched: &[&PodRecord], candidates: &mut Vec<&PodReco
         *candidates = crate::scatter::scatter(matched, std::mem::take(candidates), &expanded);
     }
 }
+
+#[cfg(test)]
+mod tests;
