@@ -113,10 +113,13 @@ pub fn uid(pod: &Value) -> String {
     pod["metadata"]["uid"].as_str().unwrap_or_default().to_string()
 }
 
+/// The most pods not ready at once and those pods (name, sidecar image).
+type Worst = (usize, Vec<(String, String)>);
+
 /// The most pods labelled `app` ever not ready at once, from every state a pod watch sees, and at the
 /// first such state the pods not ready with their sidecar image (for failure messages).
 pub struct NotReadyWatch {
-    most: Arc<Mutex<(usize, Vec<(String, String)>)>>,
+    most: Arc<Mutex<Worst>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -136,8 +139,6 @@ impl Drop for NotReadyWatch {
         self.task.abort();
     }
 }
-
-type Worst = (usize, Vec<(String, String)>);
 
 async fn record_not_ready(pods: Api<Pod>, app: String, most: Arc<Mutex<Worst>>) {
     // Pod name → (ready, sidecar image).
