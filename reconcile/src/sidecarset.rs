@@ -6,7 +6,7 @@
 //! Steps as `Processor.UpdateSidecarSet`: matched pods, status, upgrades in flight,
 //! `NotUpdate` / `paused`, all updated, then the choice (`GetNextUpgradePods`: not updated, selected by
 //! `updateStrategy.selector`, upgradable, not mid-upgrade; ActivePods order, `priorityStrategy`,
-//! `scatterStrategy`; the last `partition` kept; `maxUnavailable`, rounded up, over updated pods that
+//! `scatterStrategy`; the last `partition` kept; `maxUnavailable`, rounded up, over matched pods that
 //! are not consistent and ready). Beyond OpenKruise: the `Progressing` status condition says why a
 //! rollout does not move, and upgrades in flight time out and are dropped with their pod.
 
