@@ -1,4 +1,4 @@
-//! Command line: `kruise serve`, `kruise admit`, `kruise crds`, `kruise playground`.
+//! Command line: `kruise serve`, `kruise admit`, `kruise crds`, `kruise playground`, `kruise completion`.
 
 use std::{net::SocketAddr, path::PathBuf, time::Duration};
 
@@ -34,6 +34,11 @@ pub enum Command {
     Crds,
     /// Run a simulated cluster with kruise-rs installed, for kubectl (no cluster needed).
     Playground(PlaygroundArgs),
+    /// Print a shell completion script (`kruise completion bash > /etc/bash_completion.d/kruise`).
+    Completion {
+        /// `bash`, `zsh`, `fish`, `powershell` or `elvish`.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `kruise playground`.

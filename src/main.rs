@@ -21,6 +21,13 @@ async fn main() -> std::process::ExitCode {
         Command::Serve(serve) => server::run(serve.args, serve.limits).await,
         Command::Admit(args) => return admit::run(&args).await,
         Command::Playground(args) => kruise_rs::playground::run(&args).await,
+        Command::Completion { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            // Into a buffer: clap_complete panics when its writer fails (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "kruise", &mut script);
+            std::io::Write::write_all(&mut std::io::stdout(), &script).map_err(anyhow::Error::from)
+        }
         Command::Crds => {
             print!("{}", kruise_api::crds_yaml());
             Ok(())

@@ -1,0 +1,7 @@
+//! `rollout status|history|undo|pause|resume|restart` for CloneSet and Advanced StatefulSet; built-in
+//! kinds are handed to kubectl's own `rollout`.
+
+pub mod history;
+pub mod pause;
+pub mod status;
+pub mod undo;

@@ -1,0 +1,196 @@
+//! `rollout pause|resume|restart`.
+
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::{
+    Error,
+    client::Session,
+    kinds::{Kind, Target},
+};
+
+/// Where the pause switch is: CloneSet (v1alpha1) `spec.updateStrategy.paused`, Advanced StatefulSet
+/// `spec.updateStrategy.rollingUpdate.paused`.
+fn paused_path(kind: Kind) -> Option<&'static [&'static str]> {
+    match kind {
+        Kind::CloneSet => Some(&["spec", "updateStrategy", "paused"]),
+        Kind::AdvancedStatefulSet => Some(&["spec", "updateStrategy", "rollingUpdate", "paused"]),
+        _ => None,
+    }
+}
+
+/// The merge patch that sets `path` to `value`.
+fn nested(path: &[&str], value: Value) -> Value {
+    path.iter().rev().fold(value, |inner, key| json!({ *key: inner }))
+}
+
+/// The merge patch that pauses (`pause`) or resumes the object, or why it cannot.
+pub fn pause_patch(kind: Kind, object: &Value, pause: bool) -> Result<Value, String> {
+    let Some(path) = paused_path(kind) else {
+        return Err(if pause {
+            "pausing is not supported"
+        } else {
+            "resuming is not supported"
+        }
+        .into());
+    };
+    let pointer = format!("/{}", path.join("/"));
+    let paused = object.pointer(&pointer).and_then(Value::as_bool).unwrap_or(false);
+    match (pause, paused) {
+        (true, true) => Err("is already paused".into()),
+        (false, false) => Err("is not paused".into()),
+        _ => Ok(nested(path, json!(pause))),
+    }
+}
+
+/// `rollout pause` / `rollout resume` of every target; the errors are gathered as kubectl does.
+pub async fn pause_or_resume(session: &Session, targets: &[Target], pause: bool) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    for target in targets {
+        let api = session.api(target.ty.resource()?);
+        let object = match api.get(&target.name).await {
+            Ok(o) => o,
+            Err(e) => {
+                errors.push(Error::from(e).to_string());
+                continue;
+            }
+        };
+        let patch = match pause_patch(target.ty.kind, &serde_json::to_value(&object)?, pause) {
+            Ok(p) => p,
+            Err(why) => {
+                errors.push(format!("{} {:?} {why}", target.ty.resource_string(), target.name));
+                continue;
+            }
+        };
+        match api
+            .patch(&target.name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+        {
+            Ok(_) => println!(
+                "{} {}",
+                target.display(),
+                if pause { "paused" } else { "resumed" }
+            ),
+            Err(e) => errors.push(format!("failed to patch: {}", Error::from(e))),
+        }
+    }
+    gather(errors)
+}
+
+fn gather(errors: Vec<String>) -> Result<(), Error> {
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(Error::Failed(errors.into_iter().next().unwrap_or_default())),
+        _ => Err(Error::Failed(format!("[{}]", errors.join(", ")))),
+    }
+}
+
+/// The JSON patch that sets `RESTARTED_AT=<now>` in every container of the template (kruise-tools'
+/// restart: an env change recreates the pods, since env cannot change in place).
+pub fn restart_patch(object: &Value, now: &str) -> Result<Value, String> {
+    let containers = object
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .ok_or("the pod template has no containers")?;
+    let mut ops = vec![json!({"op": "test", "path": "/spec/template/spec/containers",
+                              "value": containers})];
+    for (i, c) in containers.iter().enumerate() {
+        let entry = json!({"name": "RESTARTED_AT", "value": now});
+        match c.get("env").and_then(Value::as_array) {
+            None => ops.push(json!({"op": "add", "path": format!("/spec/template/spec/containers/{i}/env"), "value": [entry]})),
+            Some(env) => match env.iter().position(|e| e.get("name") == Some(&json!("RESTARTED_AT"))) {
+                Some(j) => ops.push(json!({"op": "replace", "path": format!("/spec/template/spec/containers/{i}/env/{j}"), "value": entry})),
+                None => ops.push(json!({"op": "add", "path": format!("/spec/template/spec/containers/{i}/env/-"), "value": entry})),
+            },
+        }
+    }
+    Ok(Value::Array(ops))
+}
+
+/// `rollout restart` of every target (kruise-tools restarts only the first).
+pub async fn restart(session: &Session, targets: &[Target]) -> Result<(), Error> {
+    let now = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .unwrap_or_else(|_| time::OffsetDateTime::now_utc())
+        .format(&time::format_description::well_known::Rfc3339)
+        .map_err(|e| Error::Failed(e.to_string()))?;
+    let mut errors = Vec::new();
+    for target in targets {
+        if !matches!(target.ty.kind, Kind::CloneSet | Kind::AdvancedStatefulSet) {
+            errors.push(format!(
+                "{} {:?} restarting is not supported",
+                target.ty.resource_string(),
+                target.name
+            ));
+            continue;
+        }
+        let api = session.api(target.ty.resource()?);
+        let result = async {
+            let object = serde_json::to_value(api.get(&target.name).await?)?;
+            let patch = restart_patch(&object, &now).map_err(Error::Failed)?;
+            let patch: json_patch::Patch = serde_json::from_value(patch)?;
+            api.patch(&target.name, &PatchParams::default(), &Patch::<()>::Json(patch))
+                .await?;
+            Ok::<(), Error>(())
+        };
+        match result.await {
+            Ok(()) => println!("{} restarted", target.display()),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    gather(errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pause_and_resume_patches_and_refusals() {
+        let running = json!({"spec": {"updateStrategy": {}}});
+        let paused = json!({"spec": {"updateStrategy": {"paused": true}}});
+        assert_eq!(
+            pause_patch(Kind::CloneSet, &running, true).unwrap(),
+            json!({"spec": {"updateStrategy": {"paused": true}}})
+        );
+        assert_eq!(
+            pause_patch(Kind::CloneSet, &paused, true).unwrap_err(),
+            "is already paused"
+        );
+        assert_eq!(
+            pause_patch(Kind::CloneSet, &running, false).unwrap_err(),
+            "is not paused"
+        );
+        assert_eq!(
+            pause_patch(Kind::AdvancedStatefulSet, &running, true).unwrap(),
+            json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": true}}}})
+        );
+        assert_eq!(
+            pause_patch(Kind::SidecarSet, &running, true).unwrap_err(),
+            "pausing is not supported"
+        );
+    }
+
+    #[test]
+    fn restart_sets_restarted_at_in_every_container() {
+        let object = json!({"spec": {"template": {"spec": {"containers": [
+            {"name": "a"},
+            {"name": "b", "env": [{"name": "X", "value": "1"}, {"name": "RESTARTED_AT", "value": "old"}]},
+            {"name": "c", "env": [{"name": "X", "value": "1"}]},
+        ]}}}});
+        let patch: json_patch::Patch =
+            serde_json::from_value(restart_patch(&object, "2026-11-29T04:00:00Z").unwrap()).unwrap();
+        let mut after = object.clone();
+        json_patch::patch(&mut after, &patch).unwrap();
+        let env = |i: usize| after["spec"]["template"]["spec"]["containers"][i]["env"].clone();
+        assert_eq!(
+            env(0),
+            json!([{"name": "RESTARTED_AT", "value": "2026-11-29T04:00:00Z"}])
+        );
+        assert_eq!(
+            env(1)[1],
+            json!({"name": "RESTARTED_AT", "value": "2026-11-29T04:00:00Z"})
+        );
+        assert_eq!(env(2).as_array().unwrap().len(), 2);
+    }
+}
