@@ -5,6 +5,8 @@
 //!   `waiting` (`ContainerCreating`);
 //! - an image change in place restarts the container: new imageID, `restartCount + 1`,
 //!   `lastState.terminated`, ready again after the delay;
+//! - a container whose image lives on a registry in the `.invalid` domain (`registry.invalid/app:1`) is never
+//!   pulled: it stays `waiting` (`ImagePullBackOff`); an in-place change to such an image stops the old one;
 //! - a container whose env takes a non-optional `configMapKeyRef` that does not exist stays
 //!   `waiting` with reason `CreateContainerConfigError` until the key exists;
 //! - a container whose command ends (`program` module: `true`, `false`, `exit N`, `sleep N`, `sh -c`
@@ -46,6 +48,14 @@ pub fn image_id(image: &str) -> String {
         _ => repo,
     };
     format!("{repo}@sha256:{hex}")
+}
+
+/// The back-off message of an image no registry serves: one whose registry host is in the `.invalid` domain
+/// (RFC 2606: it never resolves), e.g. `registry.invalid/agent:2`.
+pub fn unpullable(image: &str) -> Option<String> {
+    let (first, rest) = image.split_once('/')?;
+    let host = first.split(':').next().unwrap_or(first);
+    (!rest.is_empty() && host.ends_with(".invalid")).then(|| format!("Back-off pulling image \"{image}\""))
 }
 
 /// The message of a missing ConfigMap key, as the kubelet's.
@@ -175,6 +185,17 @@ impl Kubelet {
         if let Some(message) = missing_config(api, meta::namespace(pod), spec) {
             status["state"] =
                 json!({"waiting": {"reason": "CreateContainerConfigError", "message": message}});
+            return status;
+        }
+        if let Some(message) = unpullable(image) {
+            if was_running && let Some(old) = &old {
+                // The old container is stopped for the new image, which never arrives.
+                status["lastState"] = json!({"terminated": {
+                    "exitCode": 0, "reason": "Completed", "containerID": old["containerID"],
+                    "startedAt": old["state"]["running"]["startedAt"], "finishedAt": now,
+                }});
+            }
+            status["state"] = json!({"waiting": {"reason": "ImagePullBackOff", "message": message}});
             return status;
         }
         if !self.elapsed(meta::uid_of(pod), name, image) {

@@ -206,6 +206,57 @@ async fn kubelet_reports_containers_gates_restarts_and_config_errors() {
     pg.shutdown().await;
 }
 
+/// The main container's status of pod `name`.
+async fn main_status(pods: &Api<Pod>, name: &str) -> k8s_openapi::api::core::v1::ContainerStatus {
+    let p = pods.get(name).await.unwrap();
+    p.status
+        .and_then(|s| s.container_statuses)
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.name == "main")
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn an_image_on_an_invalid_registry_is_never_pulled_until_changed_to_a_real_one() {
+    let pg = start().await;
+    let client = pg.client().await.unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    eventually("main ready", || async { main_status(&pods, "p").await.ready }).await;
+    let image =
+        |image: &str| Patch::Strategic(json!({"spec": {"containers": [{"name": "main", "image": image}]}}));
+    pods.patch("p", &PatchParams::default(), &image("registry.invalid/nginx:9"))
+        .await
+        .unwrap();
+    eventually("main waiting in ImagePullBackOff", || async {
+        let main = main_status(&pods, "p").await;
+        let waiting = main.state.and_then(|s| s.waiting).unwrap_or_default();
+        !main.ready
+            && waiting.reason.as_deref() == Some("ImagePullBackOff")
+            && waiting.message.as_deref() == Some("Back-off pulling image \"registry.invalid/nginx:9\"")
+            && main.last_state.and_then(|s| s.terminated).is_some()
+    })
+    .await;
+    // Well past the start delay it is still not pulled.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let p = pods.get("p").await.unwrap();
+    assert_eq!(condition(&p, "Ready").as_deref(), Some("False"));
+    assert_eq!(p.status.unwrap().phase.as_deref(), Some("Running"));
+    pods.patch("p", &PatchParams::default(), &image("nginx:1.28"))
+        .await
+        .unwrap();
+    eventually("main ready on nginx:1.28", || async {
+        let main = main_status(&pods, "p").await;
+        main.ready && main.image == "nginx:1.28" && main.image_id.starts_with("nginx@sha256:")
+    })
+    .await;
+    pg.shutdown().await;
+}
+
 #[tokio::test]
 async fn deployments_make_replica_sets_make_ready_pods() {
     let pg = start().await;

@@ -5,6 +5,7 @@ pub mod admit;
 pub mod cluster;
 pub mod kubectl;
 pub mod playground_cloneset;
+pub mod playground_sidecarset;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 

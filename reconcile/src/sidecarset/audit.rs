@@ -2,11 +2,12 @@
 //! namespace) that do not hold its sidecars — created while the webhook was down, or admitted with
 //! `failurePolicy: Ignore`. They are counted (`status.uninjectedPods`), named in an event, and, when the
 //! SidecarSet opts in with [`REPLACE_UNINJECTED_PODS`], the CloneSet owning them is asked to replace them
-//! (`apps.kruise.io/specified-delete`), never more than `maxUnavailable` at once.
+//! (`apps.kruise.io/specified-delete`), never more than `maxUnavailable` unavailable at once.
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::SidecarSet;
 use kruise_core::owner::controller_of_meta;
+use kruise_core::pod_state;
 use kruise_core::selector::selects_non_empty;
 use serde_json::{Value, json};
 
@@ -64,28 +65,41 @@ pub fn replaces(set: &SidecarSet) -> bool {
 }
 
 /// The uninjected pods to label for replacement now, with the label patch each: only pods a CloneSet
-/// controls (it honours `apps.kruise.io/specified-delete`); pods already labelled count against
-/// `max_unavailable`.
-pub fn replacements<'a>(uninjected: &[&'a PodRecord], max_unavailable: i64) -> Vec<(&'a PodRecord, Value)> {
+/// controls (it honours `apps.kruise.io/specified-delete`). Labelled pods and pods not ready — among the
+/// uninjected and the `matched` ones, where the replacements arrive — count against `max_unavailable`, so
+/// a replacement must be ready before the next ready pod goes; a pod not ready is taken at once (first).
+pub fn replacements<'a>(
+    uninjected: &[&'a PodRecord],
+    matched: &[&PodRecord],
+    max_unavailable: i64,
+) -> Vec<(&'a PodRecord, Value)> {
     let by_cloneset = |p: &PodRecord| controller_of_meta(&p.metadata).is_some_and(|o| o.kind == "CloneSet");
-    let owned: Vec<&PodRecord> = uninjected.iter().copied().filter(|p| by_cloneset(p)).collect();
-    let pending = owned
+    let mut unavailable = uninjected
         .iter()
-        .filter(|p| pods::has_specified_delete_label(p))
+        .chain(matched)
+        .filter(|p| pods::has_specified_delete_label(p) || !pod_state::is_ready(p))
         .count() as i64;
-    let room = usize::try_from(max_unavailable - pending).unwrap_or(0);
-    owned
-        .into_iter()
-        .filter(|p| !pods::has_specified_delete_label(p))
-        .take(room)
-        .map(|p| {
-            let patch = json!({"metadata": {
-                "labels": {SPECIFIED_DELETE: "true"},
-                "resourceVersion": p.metadata.resource_version,
-            }});
-            (p, patch)
-        })
-        .collect()
+    let mut candidates: Vec<&PodRecord> = uninjected
+        .iter()
+        .copied()
+        .filter(|p| by_cloneset(p) && !pods::has_specified_delete_label(p))
+        .collect();
+    candidates.sort_by_key(|p| pod_state::is_ready(p));
+    let mut out = Vec::new();
+    for p in candidates {
+        if pod_state::is_ready(p) {
+            if unavailable >= max_unavailable {
+                break;
+            }
+            unavailable += 1;
+        }
+        let patch = json!({"metadata": {
+            "labels": {SPECIFIED_DELETE: "true"},
+            "resourceVersion": p.metadata.resource_version,
+        }});
+        out.push((p, patch));
+    }
+    out
 }
 
 #[cfg(test)]

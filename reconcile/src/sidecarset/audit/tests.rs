@@ -86,6 +86,34 @@ fn uninjected_pods_are_counted_named_and_replaced_only_when_asked_within_max_una
     );
     let names: Vec<&str> = plan.replacements.iter().map(|(p, _)| p.name.as_str()).collect();
     assert_eq!(names, ["p3"]);
+    // p2 is gone and its replacement (injected, matched) is not ready yet: it holds the room as p2 did.
+    let mut replacing = pods.clone();
+    replacing[2] = serde_json::from_value(with(
+        pod_json(5, 5),
+        &["status", "conditions"],
+        json!([{"type": "Ready", "status": "False"}]),
+    ))
+    .unwrap();
+    let plan = run(&opted_in(set(json!({}))), &replacing, &InFlight::default());
+    assert!(plan.replacements.is_empty(), "the replacement is not ready");
+    let plan = run(
+        &opted_in(set(json!({"maxUnavailable": 2}))),
+        &replacing,
+        &InFlight::default(),
+    );
+    let names: Vec<&str> = plan.replacements.iter().map(|(p, _)| p.name.as_str()).collect();
+    assert_eq!(names, ["p3"]);
+    // An uninjected pod that is not ready holds the room too; it is replaced at once, the ready one waits.
+    let mut sick = pods.clone();
+    sick[3] = serde_json::from_value(with(
+        serde_json::to_value(&sick[3]).unwrap(),
+        &["status", "conditions"],
+        json!([{"type": "Ready", "status": "False"}]),
+    ))
+    .unwrap();
+    let plan = run(&opted_in(set(json!({}))), &sick, &InFlight::default());
+    let names: Vec<&str> = plan.replacements.iter().map(|(p, _)| p.name.as_str()).collect();
+    assert_eq!(names, ["p3"]);
     // The stored count is what was found: no second event.
     let mut stored = set(json!({}));
     stored.status = Some(kruise_api::apps_v1beta1::SidecarSetStatus {

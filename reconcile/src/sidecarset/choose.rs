@@ -1,0 +1,259 @@
+//! The choice of the pods to upgrade this round (`GetNextUpgradePods`) and their writes: candidates in
+//! ActivePods order, `priorityStrategy`, `scatterStrategy`; the last `partition` kept; `maxUnavailable`
+//! spent by matched pods not consistent and ready; a PodUnavailableBudget asked before each write.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_api::PodRecord;
+use kruise_core::selector::selects;
+
+use super::progress::Progress;
+use super::{
+    BUDGET_RECHECK, Event, Input, Plan, PlanError, Refusal, SetFacts, Upgrade, names, pod_facts, pod_ref,
+    upgrade,
+};
+use crate::cloneset::arithmetic::partition_replicas;
+use crate::cloneset::update::Priority;
+use crate::{int_or_percent, pods};
+
+/// `GetNextUpgradePods` and the writes for the chosen pods.
+pub(super) fn choose(
+    input: &Input<'_>,
+    facts: &SetFacts,
+    matched: &[&PodRecord],
+    out: &mut Plan,
+) -> Result<Progress, PlanError> {
+    let set = input.sidecar_set;
+    let strategy = &set.spec.update_strategy;
+    let total = matched.len() as i32;
+    let selected = |p: &PodRecord| {
+        strategy.selector.is_none()
+            || selects(
+                strategy.selector.as_ref(),
+                &p.metadata.labels.clone().unwrap_or_default(),
+            )
+            .unwrap_or(false)
+    };
+    let waiting: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| !pod_facts::is_updated(facts, p))
+        .collect();
+    let (mut candidates, mut not_upgradable, mut mid_upgrade, mut unselected) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for p in &waiting {
+        if !selected(p) {
+            unselected.push(*p);
+        } else if !pod_facts::is_upgradable(facts, p) {
+            not_upgradable.push(*p);
+        } else if pod_facts::is_mid_upgrade(facts, p) {
+            mid_upgrade.push(*p);
+        } else {
+            candidates.push(*p);
+        }
+    }
+    for p in &not_upgradable {
+        if let Some(patch) = upgrade::upgradable_condition(p, &facts.name, false, input.now) {
+            out.not_upgradable.push((pod_ref(p), patch));
+        }
+    }
+    if !not_upgradable.is_empty() {
+        out.events.push(Event {
+            warning: false,
+            reason: "NotUpgradablePods".into(),
+            message: format!(
+                "SidecarSet in-place update detected {} not upgradable pod(s) in this round, will skip them.",
+                not_upgradable.len()
+            ),
+        });
+    }
+    sort(input, matched, &mut candidates);
+
+    let partition = partition_replicas(strategy.partition.as_ref(), total)? as usize;
+    let kept = partition.min(candidates.len());
+    candidates.truncate(candidates.len() - kept);
+    let max_unavailable = int_or_percent::scaled(
+        strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
+        total,
+        true,
+        "updateStrategy.maxUnavailable",
+    )?;
+    // Every matched pod not consistent and ready is unavailable, updated or not (a pod stuck on a bad
+    // image stays unavailable after a fixed image makes it a candidate again): taking a not-ready
+    // candidate costs nothing, a ready one costs one.
+    let busy: Vec<&PodRecord> = matched
+        .iter()
+        .copied()
+        .filter(|p| !(pod_facts::is_consistent(facts, p, &[]) && pod_facts::is_ready(facts, p)))
+        .collect();
+    let mut unavailable = busy.len() as i64;
+    let mut chosen = Vec::new();
+    let mut held: Vec<(&PodRecord, Refusal)> = Vec::new();
+    let refused = |p: &PodRecord| input.budget.and_then(|check| check(p));
+    for p in &candidates {
+        let ready = pod_facts::is_ready(facts, p);
+        if ready && unavailable >= max_unavailable {
+            // Not-ready candidates further on are still taken.
+            continue;
+        }
+        // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
+        if let Some(refusal) = refused(p) {
+            held.push((*p, refusal));
+            continue;
+        }
+        if ready {
+            unavailable += 1;
+        }
+        chosen.push(*p);
+    }
+    if !held.is_empty() {
+        out.requeue_after = Some(
+            out.requeue_after
+                .map_or(BUDGET_RECHECK, |r| r.min(BUDGET_RECHECK)),
+        );
+    }
+
+    let sidecar_list = kruise_core::sidecarset::sidecar_list(&set.spec);
+    let latest_revision = input
+        .latest_revision
+        .or_else(|| set.status.as_ref().and_then(|s| s.latest_revision.as_deref()))
+        .unwrap_or("");
+    for p in &chosen {
+        let metadata = kruise_core::sidecarset::patch_pod_metadata(
+            &set.spec,
+            p.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
+        )
+        .map_err(PlanError::Spec)?;
+        let cx = upgrade::UpgradeContext {
+            latest_revision,
+            sidecar_list: &sidecar_list,
+            metadata,
+            now: input.now,
+        };
+        out.upgrades.push(Upgrade {
+            pod: pod_ref(p),
+            patch: upgrade::pod_patch(facts, p, cx),
+            condition: upgrade::upgradable_condition(p, &facts.name, true, input.now),
+        });
+        if let Some(uid) = &p.metadata.uid {
+            out.in_flight
+                .pods
+                .insert(uid.clone(), (facts.hash.clone(), input.now));
+        }
+    }
+
+    Ok(if !chosen.is_empty() {
+        Progress::new(true, "Updating", format!("updating pod(s) {}", names(&chosen)))
+    } else if let Some((_, refusal)) = held.first() {
+        let pods: Vec<&PodRecord> = held.iter().map(|(p, _)| *p).collect();
+        Progress::new(
+            true,
+            "PodUnavailableBudgetReached",
+            format!(
+                "pod(s) {} wait for PodUnavailableBudget {}: {}",
+                names(&pods),
+                refusal.budget,
+                refusal.message
+            ),
+        )
+    } else if !candidates.is_empty() && max_unavailable == 0 {
+        Progress::new(
+            false,
+            "MaxUnavailableZero",
+            format!(
+                "maxUnavailable {} of {total} matched pod(s) is 0: ready pods are never updated",
+                shown(strategy.max_unavailable.as_ref())
+            ),
+        )
+    } else if !candidates.is_empty() {
+        Progress::new(
+            true,
+            "MaxUnavailableReached",
+            format!(
+                "waiting for {} pod(s) to become ready (maxUnavailable {max_unavailable}): {}",
+                busy.len(),
+                names(&busy)
+            ),
+        )
+    } else if !mid_upgrade.is_empty() {
+        Progress::new(
+            true,
+            "Updating",
+            format!("waiting for kubelet to restart pod(s) {}", names(&mid_upgrade)),
+        )
+    } else if !not_upgradable.is_empty() {
+        Progress::new(
+            false,
+            "NotUpgradablePods",
+            format!(
+                "{} pod(s) cannot be updated in place: a field other than an image changed, which running pods cannot take; they get it when recreated: {}",
+                not_upgradable.len(),
+                names(&not_upgradable)
+            ),
+        )
+    } else if kept > 0 {
+        Progress::new(
+            true,
+            "PartitionReached",
+            format!("partition keeps {kept} pod(s) on older sidecars"),
+        )
+    } else {
+        Progress::new(
+            true,
+            "SelectorReached",
+            format!(
+                "{} pod(s) are not selected by updateStrategy.selector",
+                unselected.len()
+            ),
+        )
+    })
+}
+
+/// An int-or-percent as written (default 1).
+fn shown(v: Option<&IntOrString>) -> String {
+    match v {
+        Some(IntOrString::Int(i)) => i.to_string(),
+        Some(IntOrString::String(s)) => s.clone(),
+        None => "1".into(),
+    }
+}
+
+/// ActivePods order, then `priorityStrategy` (stable), then `scatterStrategy` (terms with value `*`
+/// expanded to every value of that label among the matched pods).
+fn sort(input: &Input<'_>, matched: &[&PodRecord], candidates: &mut Vec<&PodRecord>) {
+    let strategy = &input.sidecar_set.spec.update_strategy;
+    let priority = strategy.priority_strategy.as_ref().map(Priority::new);
+    candidates.sort_by_cached_key(|p| {
+        (
+            priority.as_ref().map_or((0, 0), |s| s.key(p)),
+            pods::active_order_key(p),
+        )
+    });
+    if let Some(terms) = &strategy.scatter_strategy {
+        let mut expanded: Vec<kruise_api::common::UpdateScatterTerm> = Vec::new();
+        for term in terms {
+            let values: Vec<String> = if term.value == "*" {
+                matched
+                    .iter()
+                    .filter_map(|p| pods::label(p, &term.key).map(str::to_string))
+                    .collect()
+            } else {
+                vec![term.value.clone()]
+            };
+            for value in values {
+                let t = kruise_api::common::UpdateScatterTerm {
+                    key: term.key.clone(),
+                    value,
+                };
+                if !expanded.contains(&t) {
+                    expanded.push(t);
+                }
+            }
+        }
+        *candidates = crate::scatter::scatter(matched, std::mem::take(candidates), &expanded);
+    }
+}
+
+#[cfg(test)]
+mod tests;
