@@ -17,24 +17,19 @@ use std::{
 };
 
 use k8s_openapi::{
-    api::{
-        apps::v1::ControllerRevision,
-        core::v1::{PersistentVolumeClaim, Pod},
-    },
+    api::{apps::v1::ControllerRevision, core::v1::PersistentVolumeClaim},
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::CloneSet};
 use kruise_reconcile::cloneset::{Input, Options, Plan};
 use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
-    Api, Resource as _, ResourceExt as _,
-    api::{Patch, PatchParams},
+    ResourceExt as _,
     runtime::{
         events::{Recorder, Reporter},
         reflector::ObjectRef,
     },
 };
-use serde_json::json;
 use tracing::Instrument as _;
 
 use super::{
@@ -43,7 +38,7 @@ use super::{
     pods,
 };
 
-use super::workload_actions::{Owner, after_call, chain_precondition, execute, is_conflict};
+use super::workload_actions::{Owner, adopt, after_call, chain_precondition, execute, is_conflict};
 
 /// Safety net: every CloneSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
@@ -164,37 +159,6 @@ pub fn orphans(context: &Context, cs: &CloneSet) -> Vec<Arc<PodRecord>> {
         .collect()
 }
 
-/// Makes the CloneSet the controller of `orphans` (strategic merge by uid, conditional on the
-/// resourceVersion seen) and records the resourceVersions to wait for.
-async fn adopt(
-    state: &State,
-    cs: &CloneSet,
-    orphans: &[Arc<PodRecord>],
-    expectations: &mut Expectations,
-    now: Timestamp,
-) -> Result<(), kube::Error> {
-    let api: Api<Pod> = Api::namespaced(state.context.client.clone(), &cs.namespace().unwrap_or_default());
-    for pod in orphans {
-        let patch = json!({"metadata": {
-            "resourceVersion": pod.metadata.resource_version,
-            "ownerReferences": [{"apiVersion": CloneSet::api_version(&()), "kind": "CloneSet",
-                "name": cs.name_any(), "uid": cs.metadata.uid, "controller": true, "blockOwnerDeletion": true}],
-        }});
-        let stored = api
-            .patch(
-                &pod.name_any(),
-                &PatchParams::default(),
-                &Patch::Strategic(&patch),
-            )
-            .await?;
-        tracing::info!(pod = %pod.name_any(), "adopted");
-        if let Some(rv) = stored.metadata.resource_version {
-            expectations.expect_resource_version(&pod.name_any(), &rv, now);
-        }
-    }
-    Ok(())
-}
-
 /// Counts of one plan's actions, for the pass's span and log.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {
@@ -237,7 +201,7 @@ async fn pass(
     pass.keep(expectations.clone());
     let orphans = orphans(&state.context, &cs);
     if !orphans.is_empty() && expectations.is_satisfied() {
-        let adopted = adopt(state, &cs, &orphans, &mut expectations, now).await;
+        let adopted = adopt(&state.context.client, &*cs, &orphans, &mut expectations, now).await;
         pass.keep(expectations);
         return match adopted {
             // Plan once the cache shows them owned (the expectations wait for it).

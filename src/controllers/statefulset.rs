@@ -10,31 +10,26 @@
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use k8s_openapi::{
-    api::{
-        apps::v1::ControllerRevision,
-        core::v1::{PersistentVolumeClaim, Pod},
-    },
+    api::{apps::v1::ControllerRevision, core::v1::PersistentVolumeClaim},
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::StatefulSet};
 use kruise_reconcile::statefulset::{Input, identity};
 use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
-    Api, Resource as _, ResourceExt as _,
-    api::{Patch, PatchParams},
+    ResourceExt as _,
     runtime::{
         events::{Recorder, Reporter},
         reflector::ObjectRef,
     },
 };
-use serde_json::json;
 use tracing::Instrument as _;
 
 use super::{
     Context, ControllerView, ERROR_REQUEUE, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, after_call, chain_precondition, execute, is_conflict},
+    workload_actions::{Owner, adopt, after_call, chain_precondition, execute, is_conflict},
 };
 
 /// Safety net: every set is re-planned at least this often.
@@ -132,34 +127,6 @@ pub fn orphans(context: &Context, set: &StatefulSet) -> Vec<Arc<PodRecord>> {
         .collect()
 }
 
-async fn adopt(
-    state: &State,
-    set: &StatefulSet,
-    orphans: &[Arc<PodRecord>],
-    expectations: &mut Expectations,
-    now: Timestamp,
-) -> Result<(), kube::Error> {
-    let api: Api<Pod> = Api::namespaced(state.context.client.clone(), &set.namespace().unwrap_or_default());
-    for pod in orphans {
-        let patch = json!({"metadata": {
-            "resourceVersion": pod.metadata.resource_version,
-            "ownerReferences": [{"apiVersion": StatefulSet::api_version(&()), "kind": "StatefulSet",
-                "name": set.name_any(), "uid": set.metadata.uid, "controller": true, "blockOwnerDeletion": true}],
-        }});
-        let stored = api
-            .patch(
-                &pod.name_any(),
-                &PatchParams::default(),
-                &Patch::Strategic(&patch),
-            )
-            .await?;
-        if let Some(rv) = stored.metadata.resource_version {
-            expectations.expect_resource_version(&pod.name_any(), &rv, now);
-        }
-    }
-    Ok(())
-}
-
 async fn pass(
     state: &State,
     set: Arc<StatefulSet>,
@@ -172,7 +139,7 @@ async fn pass(
     pass.keep(expectations.clone());
     let orphans = orphans(&state.context, &set);
     if !orphans.is_empty() && expectations.is_satisfied() {
-        let adopted = adopt(state, &set, &orphans, &mut expectations, now).await;
+        let adopted = adopt(&state.context.client, &*set, &orphans, &mut expectations, now).await;
         pass.keep(expectations);
         return match adopted {
             Ok(()) => Ok(Next::After(EXPECTATION_RECHECK)),

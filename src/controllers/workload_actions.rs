@@ -2,13 +2,17 @@
 //! event, and the resourceVersion precondition chained from an earlier patch of the same pod in the
 //! same pass.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::Arc};
 
-use k8s_openapi::api::{
-    apps::v1::ControllerRevision,
-    core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+use k8s_openapi::{
+    api::{
+        apps::v1::ControllerRevision,
+        core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+    },
+    jiff::Timestamp,
 };
-use kruise_reconcile::Action as Step;
+use kruise_api::PodRecord;
+use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
     Api, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
@@ -260,4 +264,35 @@ pub fn chain_precondition<'a>(
 /// 409: a precondition failed or the object already exists (the cache was behind); plan again soon.
 pub fn is_conflict(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+/// Makes `owner` the controller of `orphans` (a strategic merge of the ownerReference, conditional on the
+/// resourceVersion seen) and records the resourceVersions the cache must show before the next plan.
+pub async fn adopt<K: kube::Resource<DynamicType = ()>>(
+    client: &kube::Client,
+    owner: &K,
+    orphans: &[Arc<PodRecord>],
+    expectations: &mut Expectations,
+    now: Timestamp,
+) -> Result<(), kube::Error> {
+    let api: Api<Pod> = Api::namespaced(client.clone(), &owner.namespace().unwrap_or_default());
+    for pod in orphans {
+        let patch = json!({"metadata": {
+            "resourceVersion": pod.metadata.resource_version,
+            "ownerReferences": [{"apiVersion": K::api_version(&()), "kind": K::kind(&()),
+                "name": owner.name_any(), "uid": owner.meta().uid, "controller": true, "blockOwnerDeletion": true}],
+        }});
+        let stored = api
+            .patch(
+                &pod.name_any(),
+                &PatchParams::default(),
+                &Patch::Strategic(&patch),
+            )
+            .await?;
+        tracing::info!(pod = %pod.name_any(), "adopted");
+        if let Some(rv) = stored.metadata.resource_version {
+            expectations.expect_resource_version(&pod.name_any(), &rv, now);
+        }
+    }
+    Ok(())
 }

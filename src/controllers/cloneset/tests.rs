@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::json;
 
 #[test]
 fn instance_ids_are_five_characters_of_the_kubernetes_alphabet() {
