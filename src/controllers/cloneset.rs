@@ -311,15 +311,9 @@ async fn pass(
     Ok(Next::after(plan.requeue_after))
 }
 
-fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<CloneSet>> {
-    let owner = pods::controller_of(object.meta().owner_references.as_ref())?;
-    (owner.kind == "CloneSet" && owner.api_version.starts_with("apps.kruise.io/"))
-        .then(|| ObjectRef::new(&owner.name).within(object.meta().namespace.as_deref().unwrap_or("")))
-}
-
 /// A pod's CloneSet; for an orphan, every CloneSet that would adopt it.
 fn clone_sets_of_pod(p: &PodRecord, known: &Known<CloneSet>) -> Vec<ObjectRef<CloneSet>> {
-    if let Some(owner) = owner_ref(p) {
+    if let Some(owner) = pods::kruise_controller::<CloneSet, _>(p) {
         return vec![owner];
     }
     if pods::controller_of(p.metadata.owner_references.as_ref()).is_some() {
@@ -348,7 +342,9 @@ impl Reconciler for State {
     fn triggers(&self, triggers: Triggers<CloneSet>) -> Triggers<CloneSet> {
         triggers
             .pods(clone_sets_of_pod)
-            .watch(|r: &ControllerRevision, _: &Known<CloneSet>| owner_ref(r).into_iter().collect())
+            .watch(|r: &ControllerRevision, _: &Known<CloneSet>| {
+                pods::kruise_controller::<CloneSet, _>(r).into_iter().collect()
+            })
             .watch(|p: &PersistentVolumeClaim, _: &Known<CloneSet>| {
                 let namespace = p.namespace().unwrap_or_default();
                 p.metadata

@@ -27,6 +27,19 @@ pub fn controller_of(owners: Option<&Vec<OwnerReference>>) -> Option<&OwnerRefer
     owners?.iter().find(|o| o.controller == Some(true))
 }
 
+/// The `apps.kruise.io` workload of kind `W` that controls `object`, if any.
+pub fn kruise_controller<W, K>(object: &K) -> Option<kube::runtime::reflector::ObjectRef<W>>
+where
+    W: kube::Resource<DynamicType = ()>,
+    K: kube::Resource,
+{
+    let owner = controller_of(object.meta().owner_references.as_ref())?;
+    (owner.kind == W::kind(&()) && owner.api_version.starts_with("apps.kruise.io/")).then(|| {
+        kube::runtime::reflector::ObjectRef::new(&owner.name)
+            .within(object.meta().namespace.as_deref().unwrap_or(""))
+    })
+}
+
 /// Whether `selector` selects `labels` (`metav1.LabelSelectorAsSelector`); an invalid selector
 /// selects nothing.
 pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {

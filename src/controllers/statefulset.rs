@@ -231,15 +231,9 @@ async fn pass(
     Ok(Next::after(plan.requeue_after))
 }
 
-fn owner_ref<K: kube::Resource>(object: &K) -> Option<ObjectRef<StatefulSet>> {
-    let owner = pods::controller_of(object.meta().owner_references.as_ref())?;
-    (owner.kind == "StatefulSet" && owner.api_version.starts_with("apps.kruise.io/"))
-        .then(|| ObjectRef::new(&owner.name).within(object.meta().namespace.as_deref().unwrap_or("")))
-}
-
 /// A pod's set; for an orphan named like a set's pod, that set.
 fn sets_of_pod(p: &PodRecord, known: &Known<StatefulSet>) -> Vec<ObjectRef<StatefulSet>> {
-    if let Some(owner) = owner_ref(p) {
+    if let Some(owner) = pods::kruise_controller::<StatefulSet, _>(p) {
         return vec![owner];
     }
     if pods::controller_of(p.metadata.owner_references.as_ref()).is_some() {
@@ -277,7 +271,9 @@ impl Reconciler for State {
     fn triggers(&self, triggers: Triggers<StatefulSet>) -> Triggers<StatefulSet> {
         triggers
             .pods(sets_of_pod)
-            .watch(|r: &ControllerRevision, _: &Known<StatefulSet>| owner_ref(r).into_iter().collect())
+            .watch(|r: &ControllerRevision, _: &Known<StatefulSet>| {
+                pods::kruise_controller::<StatefulSet, _>(r).into_iter().collect()
+            })
             .watch(sets_of_claim)
     }
 
