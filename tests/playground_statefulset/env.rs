@@ -110,8 +110,6 @@ pub struct Seen {
 
 pub struct Env {
     pub pg: Handle,
-    /// The version the set was written in.
-    pub version: Version,
     /// The sets, through that version.
     pub sets: Api<DynamicObject>,
     /// The sets, as v1beta1 (the storage version).
@@ -156,7 +154,6 @@ pub async fn start_with(set: Value) -> Env {
     let sets = Api::<DynamicObject>::namespaced_with(client.clone(), NS, &resource(version.name()));
     sets.create(&PostParams::default(), &created).await.unwrap();
     Env {
-        version,
         sets,
         beta: Api::namespaced_with(client.clone(), NS, &resource("v1beta1")),
         alpha: Api::namespaced_with(client.clone(), NS, &resource("v1alpha1")),

@@ -183,6 +183,7 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
         actions.extend(refreshed.actions);
         delay = min_delay(delay, refreshed.delay);
         let scaled = scale::scale(&ctx, &refreshed.deleted)?;
+        outcome.creates = scaled.actions.iter().any(|a| matches!(a, Action::CreatePod(_)));
         actions.extend(scaled.actions);
         delay = min_delay(delay, scaled.delay);
         result.halted = scaled.halted;
