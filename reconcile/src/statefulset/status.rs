@@ -56,10 +56,15 @@ pub fn compute(ctx: &Ctx<'_>, collision_count: Option<i32>, outcome: &PassOutcom
         conditions: old.conditions.clone(),
         ..Default::default()
     };
-    for pod in ctx.pods().filter(|p| created(p)) {
+    let slots = ctx
+        .slots
+        .iter()
+        .filter_map(|s| s.pod.map(|p| (p, Some(s.available))));
+    let condemned = ctx.condemned.iter().map(|(_, p)| (*p, None));
+    for (pod, available) in slots.chain(condemned).filter(|(p, _)| created(p)) {
         s.replicas += 1;
         let ready = running_ready(pod);
-        let available = ready && ctx.available(pod);
+        let available = ready && available.unwrap_or_else(|| ctx.available(pod));
         s.ready_replicas += i32::from(ready);
         s.available_replicas += i32::from(available);
         let revision = pods::label(pod, CONTROLLER_REVISION_HASH).unwrap_or("");

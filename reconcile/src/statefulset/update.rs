@@ -14,7 +14,7 @@ use crate::cloneset::update::{Priority, UpdateError};
 use crate::inplace::{self, NotInPlace};
 use crate::int_or_percent::{InvalidIntOrPercent, scaled};
 use crate::pods::{self, CONTROLLER_REVISION_HASH, SPECIFIED_DELETE};
-use crate::statefulset::context::{Ctx, healthy, min_delay, terminating};
+use crate::statefulset::context::{Ctx, min_delay, terminating};
 use crate::statefulset::identity;
 use crate::statefulset::revision::template_of;
 use crate::statefulset::scale::delete_pod;
@@ -189,12 +189,12 @@ pub fn update(ctx: &Ctx<'_>, gone: &[String]) -> Result<Updated, InvalidIntOrPer
     let max = usize::try_from(max_unavailable(ctx)?).unwrap_or(usize::MAX);
     let mut unavailable: BTreeSet<&str> = gone.iter().map(String::as_str).collect();
     let mut completion = inplace::Completion::default();
-    for pod in ctx.slots.iter().filter_map(|s| s.pod) {
-        let available = ctx.available(pod);
-        if !available {
+    for slot in &ctx.slots {
+        let Some(pod) = slot.pod else { continue };
+        if !slot.available {
             out.delay = min_delay(out.delay, ctx.until_available(pod));
         }
-        if !healthy(pod) || !completion.update_completed(pod) || !available {
+        if !slot.healthy || !completion.update_completed(pod) || !slot.available {
             unavailable.insert(pods::name(pod));
         }
     }
