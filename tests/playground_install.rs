@@ -53,6 +53,21 @@ fn get(k: &Path, args: &[&str]) -> (bool, String) {
     (success, if success { out } else { err })
 }
 
+/// A field of the manager's Deployment, by JSONPath.
+fn manager(k: &Path, path: &str) -> String {
+    let (_, out) = get(
+        k,
+        &[
+            "-n",
+            "kruise-system",
+            "deployment/kruise-controller-manager",
+            "-o",
+            &format!("jsonpath={path}"),
+        ],
+    );
+    out
+}
+
 #[test]
 fn plain_files_install_in_one_command() {
     let pg = serve();
@@ -79,16 +94,7 @@ fn the_kustomize_base_installs() {
     let k = pg.kubeconfig.as_path();
     let applied = apply(k, &["-k", &repo("manifests/")]);
     assert_eq!(applied, rendered(k, "manifests"));
-    let (_, replicas) = get(
-        k,
-        &[
-            "-n",
-            "kruise-system",
-            "deployment/kruise-controller-manager",
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    );
+    let replicas = manager(k, "{.spec.replicas}");
     assert_eq!(replicas, "2");
 }
 
@@ -98,16 +104,7 @@ fn the_single_replica_overlay_has_one_replica_and_no_disruption_budget() {
     let k = pg.kubeconfig.as_path();
     let applied = apply(k, &["-k", &repo("overlays/single-replica")]);
     assert_eq!(applied, rendered(k, "manifests") - 1, "all but the PDB");
-    let (_, replicas) = get(
-        k,
-        &[
-            "-n",
-            "kruise-system",
-            "deployment/kruise-controller-manager",
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ],
-    );
+    let replicas = manager(k, "{.spec.replicas}");
     assert_eq!(replicas, "1");
     let (found, out) = get(k, &["-n", "kruise-system", "pdb", "kruise-controller-manager"]);
     assert!(!found && out.contains("NotFound"), "{out}");
@@ -120,41 +117,14 @@ fn the_cert_manager_overlay_mounts_the_issued_certificate_and_asks_for_ca_inject
     apply(k, &["-f", &repo("tests/data/cert-manager-crds.yaml")]);
     let applied = apply(k, &["-k", &repo("overlays/cert-manager")]);
     assert_eq!(applied, rendered(k, "overlays/cert-manager"));
-    let deployment = [
-        "-n",
-        "kruise-system",
-        "deployment/kruise-controller-manager",
-        "-o",
-    ];
-    let (_, args) = get(
-        k,
-        &[
-            &deployment[..],
-            &["jsonpath={.spec.template.spec.containers[0].args}"],
-        ]
-        .concat(),
-    );
+    let args = manager(k, "{.spec.template.spec.containers[0].args}");
     assert!(
         args.contains("--cert-mode=external") && !args.contains("self-signed"),
         "{args}"
     );
-    let (_, mounts) = get(
-        k,
-        &[
-            &deployment[..],
-            &["jsonpath={.spec.template.spec.containers[0].volumeMounts[*].mountPath}"],
-        ]
-        .concat(),
-    );
+    let mounts = manager(k, "{.spec.template.spec.containers[0].volumeMounts[*].mountPath}");
     assert_eq!(mounts, "/tmp/kruise-webhook-certs /tmp");
-    let (_, secret) = get(
-        k,
-        &[
-            &deployment[..],
-            &["jsonpath={.spec.template.spec.volumes[0].secret.secretName}"],
-        ]
-        .concat(),
-    );
+    let secret = manager(k, "{.spec.template.spec.volumes[0].secret.secretName}");
     assert_eq!(secret, "kruise-webhook-tls");
     let (_, issued) = get(
         k,
