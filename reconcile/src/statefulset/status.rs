@@ -111,7 +111,7 @@ fn set_condition(s: &mut StatefulSetStatus, type_: &str, message: String, now: T
     let conditions = s.conditions.get_or_insert_default();
     if conditions
         .iter()
-        .any(|c| c.type_ == type_ && c.status == "True" && c.reason.as_deref().unwrap_or("") == "")
+        .any(|c| c.type_ == type_ && c.status == "True" && c.reason.as_deref().unwrap_or("").is_empty())
     {
         return;
     }

@@ -126,7 +126,7 @@ fn update_pod<'a>(
                 .unwrap_or(0);
             inplace::start_hooked(
                 pod,
-                &spec,
+                spec,
                 ctx.hook(|l| l.in_place_update.as_ref()),
                 grace,
                 ctx.now,
