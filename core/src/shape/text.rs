@@ -1,7 +1,7 @@
 //! The text form of a [`Shape`]: one node per line, so that a shape can be kept in the repository and
 //! read at run time without generating the type's JSON schema. (Generating the Pod's schema builds
-//! every field's description as `serde_json` values: about 9 MiB the allocator keeps, for a shape of a
-//! few hundred kilobytes.)
+//! every field's description as `serde_json` values, megabytes the allocator keeps, for a shape whose
+//! text is 16 KB.)
 //!
 //! ```text
 //! shape v1 Pod 0
