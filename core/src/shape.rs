@@ -10,8 +10,8 @@
 //!
 //! Compiling a shape generates the type's schema, which for a Pod builds every field's description:
 //! megabytes of heap the allocator keeps, and of schema code paged in (benches/README.md, "Memory").
-//! The Pod's shape is therefore compiled ahead, stored as text (`shape/pod.shape`, format in `shape/text.rs`) and read
-//! by [`Shape::pod`]; a test keeps it equal to the compiled one.
+//! The Pod's shape is therefore compiled ahead, stored as text (`shape/pod.shape`, format in
+//! `shape/text.rs`) and read by [`Shape::pod`]; a test keeps it equal to the compiled one.
 
 use std::collections::HashMap;
 
