@@ -49,5 +49,5 @@ pub use feature_gates::{FeatureGates, Gate, GateError};
 pub use kinds::{Kind, Kinds, Registered};
 pub use lenient::Lenient;
 pub use settings::Settings;
-pub use shape::Shape;
+pub use shape::{Shape, ShapeTextError};
 pub use view::{ClusterView, Lookup, MemoryView, ObjectMap, StatusWrite, WriteTarget};

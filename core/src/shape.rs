@@ -7,6 +7,11 @@
 //! (k8s-openapi ignores unknown fields, reads `null` fields as absent, and needs integers in range);
 //! when it does not, [`Shape::check`] runs the typed decoder, which gives the verdict and the field
 //! path of the error. So the fast walk changes speed only, never an answer.
+//!
+//! Compiling a shape generates the type's schema, which for a Pod builds every field's description:
+//! megabytes of heap the allocator keeps, and of schema code paged in (benches/README.md, "Memory").
+//! The Pod's shape is therefore compiled ahead, stored as text (`shape/pod.shape`, format in
+//! `shape/text.rs`) and read by [`Shape::pod`]; a test keeps it equal to the compiled one.
 
 use std::collections::HashMap;
 
@@ -46,13 +51,17 @@ enum Node {
 }
 
 /// The compiled schema of a Kubernetes resource type.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Shape {
     nodes: Vec<Node>,
     root: NodeId,
-    api_version: &'static str,
-    kind: &'static str,
+    api_version: Box<str>,
+    kind: Box<str>,
 }
+
+/// k8s-openapi's `Pod` as a shape's text (`UPDATE_SHAPES=1 cargo test -p kruise-core stored_pod_shape`
+/// after upgrading k8s-openapi).
+const POD_SHAPE_TEXT: &str = include_str!("shape/pod.shape");
 
 impl Shape {
     /// Compiles `T`'s JSON schema.
@@ -73,9 +82,21 @@ impl Shape {
         Shape {
             nodes: compiler.nodes,
             root,
-            api_version: T::API_VERSION,
-            kind: T::KIND,
+            api_version: T::API_VERSION.into(),
+            kind: T::KIND.into(),
         }
+    }
+
+    /// The shape of k8s-openapi's `Pod`, read from its stored text: equal to `Shape::of::<Pod>()`
+    /// without generating the schema. Should the text not read, a shape that admits nothing (every pod
+    /// goes to the typed decoder: slower, same answers).
+    pub fn pod() -> Self {
+        Shape::from_text(POD_SHAPE_TEXT).unwrap_or_else(|_| Shape {
+            nodes: vec![Node::Unknown],
+            root: 0,
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+        })
     }
 
     /// Whether `value` certainly decodes as the type. `false` means "ask the typed decoder".
@@ -86,8 +107,8 @@ impl Shape {
         // The resource's own apiVersion and kind must be strings naming it, when present.
         let names_it =
             |field: &str, expected: &str| object.get(field).is_none_or(|v| v.as_str() == Some(expected));
-        names_it("apiVersion", self.api_version)
-            && names_it("kind", self.kind)
+        names_it("apiVersion", &self.api_version)
+            && names_it("kind", &self.kind)
             && self.admits_node(self.root, value)
     }
 
@@ -225,6 +246,10 @@ impl<'a> Compiler<'a> {
         }
     }
 }
+
+mod text;
+
+pub use text::ShapeTextError;
 
 #[cfg(test)]
 mod tests;

@@ -75,8 +75,8 @@ pub fn mutate_in_place(
     decision
 }
 
-/// The shape of a Pod, compiled on first use: checks that a reviewed pod decodes without decoding it.
-static POD_SHAPE: LazyLock<Shape> = LazyLock::new(Shape::of::<Pod>);
+/// The shape of a Pod, read on first use: checks that a reviewed pod decodes without decoding it.
+static POD_SHAPE: LazyLock<Shape> = LazyLock::new(Shape::pod);
 
 /// The answer when the review ends before the pipeline; `None` when the request carries a pod object
 /// to mutate.

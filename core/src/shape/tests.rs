@@ -120,7 +120,7 @@ fn replacements() -> Vec<Value> {
 
 #[test]
 fn the_pod_shape_models_every_node_and_stays_small() {
-    let shape = Shape::of::<Pod>();
+    let shape = Shape::pod();
     assert!(shape.is_complete());
     // Built once per process; a bound so that a schema change that blows it up is noticed.
     assert!(shape.nodes.len() < 4000, "{} nodes", shape.nodes.len());
@@ -128,7 +128,7 @@ fn the_pod_shape_models_every_node_and_stays_small() {
 
 #[test]
 fn valid_pods_are_admitted_without_the_typed_decoder() {
-    let shape = Shape::of::<Pod>();
+    let shape = Shape::pod();
     let bench: Value =
         serde_json::from_str(include_str!("../../../benches/data/pod-create-review.json")).unwrap();
     for pod in [
@@ -146,7 +146,7 @@ fn valid_pods_are_admitted_without_the_typed_decoder() {
 /// node of a rich pod is replaced by values of every JSON type in turn.
 #[test]
 fn whatever_is_admitted_decodes() {
-    let shape = Shape::of::<Pod>();
+    let shape = Shape::pod();
     let pod = rich_pod();
     let mut all = Vec::new();
     pointers(&pod, String::new(), &mut all);
@@ -176,7 +176,7 @@ fn whatever_is_admitted_decodes() {
 
 #[test]
 fn the_resource_names_itself_or_nothing() {
-    let shape = Shape::of::<Pod>();
+    let shape = Shape::pod();
     for (pod, admitted) in [
         (json!({"apiVersion": "v1", "kind": "Pod"}), true),
         (json!({"apiVersion": "apps/v1", "kind": "Pod"}), false),
@@ -192,9 +192,88 @@ fn the_resource_names_itself_or_nothing() {
 
 #[test]
 fn check_names_the_field_when_the_walk_refuses() {
-    let shape = Shape::of::<Pod>();
+    let shape = Shape::pod();
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "spec": {"containers": "app"}});
     let err = shape.check::<Pod>(&pod).unwrap_err();
     assert_eq!(err.path.as_deref(), Some("spec.containers"), "{err}");
     assert_eq!(shape.check::<Pod>(&rich_pod()), Ok(()));
+}
+
+/// `Shape::pod` reads `shape/pod.shape`; it must be the shape compiled from k8s-openapi's schema.
+/// After a k8s-openapi upgrade: `UPDATE_SHAPES=1 cargo test -p kruise-core stored_pod_shape`.
+#[test]
+fn the_stored_pod_shape_is_the_compiled_one() {
+    let compiled = Shape::of::<Pod>();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/shape/pod.shape");
+    if std::env::var_os("UPDATE_SHAPES").is_some() {
+        std::fs::write(path, compiled.to_text()).unwrap();
+    }
+    let stored = std::fs::read_to_string(path).unwrap();
+    assert!(
+        stored == compiled.to_text(),
+        "{path} is stale: UPDATE_SHAPES=1 cargo test -p kruise-core stored_pod_shape"
+    );
+    assert_eq!(Shape::pod(), compiled);
+    assert_eq!(Shape::from_text(&stored), Ok(compiled));
+}
+
+#[test]
+fn a_shape_text_is_read_back() {
+    let shape = Shape::from_text(
+        "# a comment\nshape v1 Pod 0\n\n0 struct metadata=1 spec=3\n1 map 2\n2 string\n3 list 4\n4 int32\n",
+    )
+    .unwrap();
+    assert!(shape.admits(&json!({"kind": "Pod", "metadata": {"a": "b"}, "spec": [1, 2]})));
+    assert!(!shape.admits(&json!({"metadata": {"a": 1}})));
+    assert!(!shape.admits(&json!({"spec": [3_000_000_000u64]})));
+    assert!(!shape.admits(&json!({"kind": "Node"})));
+    assert_eq!(Shape::from_text(&shape.to_text()), Ok(shape));
+}
+
+#[test]
+fn a_broken_shape_text_is_refused_with_its_line() {
+    for (text, line, message) in [
+        ("", 1, "no `shape` line"),
+        (
+            "shape v1 Pod\n",
+            1,
+            "expected `shape <apiVersion> <kind> <root node>`",
+        ),
+        ("shape v1 Pod x\n", 1, "`x` is not a node number"),
+        (
+            "shape v1 Pod 0\n0 struct a=1\n",
+            2,
+            "node 1 is referred to but not defined",
+        ),
+        (
+            "shape v1 Pod 1\n0 string\n",
+            2,
+            "node 1 is referred to but not defined",
+        ),
+        ("shape v1 Pod 0\n1 string\n", 2, "expected node 0"),
+        ("shape v1 Pod 0\n0 struct a=0 a=0\n", 2, "field `a` twice"),
+        (
+            "shape v1 Pod 0\n0 struct a\n",
+            2,
+            "expected `name=node`, found `a`",
+        ),
+        (
+            "shape v1 Pod 0\n0 list\n",
+            2,
+            "`list` without the node of its values",
+        ),
+        ("shape v1 Pod 0\n0 string 3\n", 2, "unexpected `3`"),
+        ("shape v1 Pod 0\n0 float\n", 2, "unknown node kind `float`"),
+        ("shape v1 Pod 0\n0\n", 2, "a node without a kind"),
+    ] {
+        let err = Shape::from_text(text).unwrap_err();
+        assert_eq!(
+            err,
+            ShapeTextError {
+                line,
+                message: message.into()
+            },
+            "{text:?}"
+        );
+    }
 }
