@@ -1,5 +1,6 @@
 //! The injection audit through the planner.
 
+use kruise_api::PodRecord;
 use serde_json::json;
 
 use super::super::tests::{pod_json, run, set, with};
