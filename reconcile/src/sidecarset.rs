@@ -18,6 +18,7 @@ pub mod hot;
 pub mod pod_facts;
 mod progress;
 pub mod revision;
+mod take;
 pub mod upgrade;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

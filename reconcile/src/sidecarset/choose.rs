@@ -8,6 +8,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::PodRecord;
 
 use super::progress::Progress;
+use super::take::{self, Taken};
 use super::{
     BUDGET_RECHECK, Event, Input, Plan, PlanError, Refusal, SeenPod, SetFacts, Upgrade, names, pod_ref,
     upgrade,
@@ -53,11 +54,9 @@ pub(super) fn choose(
             ),
         });
     }
-    sort(input, matched, &mut candidates);
-
     let partition = partition_replicas(strategy.partition.as_ref(), total)? as usize;
     let kept = partition.min(candidates.len());
-    candidates.truncate(candidates.len() - kept);
+    let eligible = candidates.len() - kept;
     let max_unavailable = int_or_percent::scaled(
         strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
         total,
@@ -72,26 +71,17 @@ pub(super) fn choose(
         .copied()
         .filter(|p| !(p.facts.consistent && p.facts.ready))
         .collect();
-    let mut unavailable = busy.len() as i64;
-    let mut chosen = Vec::new();
-    let mut held: Vec<(SeenPod<'_>, Refusal)> = Vec::new();
-    let refused = |p: &PodRecord| input.budget.and_then(|check| check(p));
-    for p in &candidates {
-        let ready = p.facts.ready;
-        if ready && unavailable >= max_unavailable {
-            // Not-ready candidates further on are still taken.
-            continue;
+    let unavailable = busy.len() as i64;
+    // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
+    let refused = |p: &PodRecord| -> Option<Refusal> { input.budget.and_then(|check| check(p)) };
+    let Taken { chosen, held } = match &strategy.scatter_strategy {
+        Some(terms) => {
+            take::sort(&mut candidates);
+            let sorted = scatter(matched, candidates, terms);
+            take::walk(&sorted, kept, unavailable, max_unavailable, &refused)
         }
-        // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
-        if let Some(refusal) = refused(p.pod) {
-            held.push((*p, refusal));
-            continue;
-        }
-        if ready {
-            unavailable += 1;
-        }
-        chosen.push(*p);
-    }
+        None => take::select(&candidates, kept, unavailable, max_unavailable, &refused),
+    };
     if !held.is_empty() {
         out.requeue_after = Some(
             out.requeue_after
@@ -142,7 +132,7 @@ pub(super) fn choose(
                 refusal.message
             ),
         )
-    } else if !candidates.is_empty() && max_unavailable == 0 {
+    } else if eligible > 0 && max_unavailable == 0 {
         Progress::new(
             false,
             "MaxUnavailableZero",
@@ -151,7 +141,7 @@ pub(super) fn choose(
                 shown(strategy.max_unavailable.as_ref())
             ),
         )
-    } else if !candidates.is_empty() {
+    } else if eligible > 0 {
         Progress::new(
             true,
             "MaxUnavailableReached",
@@ -201,43 +191,43 @@ fn shown(v: Option<&IntOrString>) -> String {
     }
 }
 
-/// ActivePods order, then `priorityStrategy` (stable; both keys derived with the pod's facts), then
-/// `scatterStrategy` (terms with value `*` expanded to every value of that label among the matched pods).
-fn sort<'a>(input: &Input<'_>, matched: &[SeenPod<'_>], candidates: &mut Vec<SeenPod<'a>>) {
-    let strategy = &input.sidecar_set.spec.update_strategy;
-    candidates.sort_by(|a, b| a.facts.order.cmp(&b.facts.order));
-    if let Some(terms) = &strategy.scatter_strategy {
-        let mut expanded: Vec<kruise_api::common::UpdateScatterTerm> = Vec::new();
-        for term in terms {
-            let values: Vec<String> = if term.value == "*" {
-                matched
-                    .iter()
-                    .filter_map(|p| pods::label(p.pod, &term.key).map(str::to_string))
-                    .collect()
-            } else {
-                vec![term.value.clone()]
+/// `scatterStrategy` over candidates sorted by priority and ActivePods order (terms with value `*`
+/// expanded to every value of that label among the matched pods).
+fn scatter<'a>(
+    matched: &[SeenPod<'_>],
+    candidates: Vec<SeenPod<'a>>,
+    terms: &[kruise_api::common::UpdateScatterTerm],
+) -> Vec<SeenPod<'a>> {
+    let mut expanded: Vec<kruise_api::common::UpdateScatterTerm> = Vec::new();
+    for term in terms {
+        let values: Vec<String> = if term.value == "*" {
+            matched
+                .iter()
+                .filter_map(|p| pods::label(p.pod, &term.key).map(str::to_string))
+                .collect()
+        } else {
+            vec![term.value.clone()]
+        };
+        for value in values {
+            let t = kruise_api::common::UpdateScatterTerm {
+                key: term.key.clone(),
+                value,
             };
-            for value in values {
-                let t = kruise_api::common::UpdateScatterTerm {
-                    key: term.key.clone(),
-                    value,
-                };
-                if !expanded.contains(&t) {
-                    expanded.push(t);
-                }
+            if !expanded.contains(&t) {
+                expanded.push(t);
             }
         }
-        let all: Vec<&PodRecord> = matched.iter().map(|p| p.pod).collect();
-        let by_address: HashMap<*const PodRecord, SeenPod<'a>> = candidates
-            .iter()
-            .map(|p| (std::ptr::from_ref(p.pod), *p))
-            .collect();
-        let records: Vec<&PodRecord> = candidates.iter().map(|p| p.pod).collect();
-        *candidates = crate::scatter::scatter(&all, records, &expanded)
-            .into_iter()
-            .filter_map(|p| by_address.get(&std::ptr::from_ref(p)).copied())
-            .collect();
     }
+    let all: Vec<&PodRecord> = matched.iter().map(|p| p.pod).collect();
+    let by_address: HashMap<*const PodRecord, SeenPod<'a>> = candidates
+        .iter()
+        .map(|p| (std::ptr::from_ref(p.pod), *p))
+        .collect();
+    let records: Vec<&PodRecord> = candidates.iter().map(|p| p.pod).collect();
+    crate::scatter::scatter(&all, records, &expanded)
+        .into_iter()
+        .filter_map(|p| by_address.get(&std::ptr::from_ref(p)).copied())
+        .collect()
 }
 
 #[cfg(test)]
