@@ -161,7 +161,8 @@ fn names(pods: &[SeenPod<'_>]) -> String {
 pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
     let set = input.sidecar_set;
     let facts = SetFacts::of(set);
-    let matched: Vec<SeenPod<'_>> = input.pods.iter().copied().filter(|p| p.facts.matched).collect();
+    let mut matched: Vec<SeenPod<'_>> = Vec::with_capacity(input.pods.len());
+    matched.extend(input.pods.iter().copied().filter(|p| p.facts.matched));
     let (mut updated, mut ready, mut updated_ready) = (0, 0, 0);
     for p in &matched {
         let healthy = p.facts.consistent && p.facts.ready;

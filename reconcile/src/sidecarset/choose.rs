@@ -26,7 +26,8 @@ pub(super) fn choose(
     let set = input.sidecar_set;
     let strategy = &set.spec.update_strategy;
     let total = matched.len() as i32;
-    let (mut candidates, mut not_upgradable, mut mid_upgrade) = (Vec::new(), Vec::new(), Vec::new());
+    let mut candidates = Vec::with_capacity(matched.len());
+    let (mut not_upgradable, mut mid_upgrade) = (Vec::new(), Vec::new());
     let mut unselected = 0;
     for p in matched.iter().filter(|p| !p.facts.updated) {
         if !p.facts.update_selected {

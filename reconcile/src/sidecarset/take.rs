@@ -8,6 +8,7 @@
 //! what keeps a pass over thousands of candidates with a small `maxUnavailable` cheap.
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use kruise_api::PodRecord;
 
@@ -28,6 +29,58 @@ type Ranked<'a> = (usize, SeenPod<'a>);
 
 fn cmp(a: &Ranked<'_>, b: &Ranked<'_>) -> Ordering {
     a.1.facts.order.cmp(&b.1.facts.order).then(a.0.cmp(&b.0))
+}
+
+/// A candidate ordered by [`cmp`], for the heap.
+struct ByOrder<'a>(Ranked<'a>);
+
+impl PartialEq for ByOrder<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        cmp(&self.0, &other.0) == Ordering::Equal
+    }
+}
+impl Eq for ByOrder<'_> {}
+impl PartialOrd for ByOrder<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ByOrder<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        cmp(&self.0, &other.0)
+    }
+}
+
+/// Moves the first `n` of `items` in order out of it, sorted; the others stay, unordered. A few of many
+/// go through a bounded heap (about one comparison per item), more by selection.
+fn first<'a>(items: &mut Vec<Ranked<'a>>, n: usize) -> Vec<Ranked<'a>> {
+    if n >= items.len() {
+        let mut all = std::mem::take(items);
+        all.sort_unstable_by(cmp);
+        return all;
+    }
+    if n.saturating_mul(16) > items.len() {
+        items.select_nth_unstable_by(n, cmp);
+        let mut head: Vec<Ranked<'a>> = items.drain(..n).collect();
+        head.sort_unstable_by(cmp);
+        return head;
+    }
+    let mut heap: BinaryHeap<ByOrder<'a>> = BinaryHeap::with_capacity(n + 1);
+    for r in items.iter() {
+        if heap.len() < n {
+            heap.push(ByOrder(*r));
+        } else if heap.peek().is_some_and(|top| cmp(r, &top.0) == Ordering::Less) {
+            heap.pop();
+            heap.push(ByOrder(*r));
+        }
+    }
+    let head: Vec<Ranked<'a>> = heap.into_sorted_vec().into_iter().map(|b| b.0).collect();
+    let mut taken = vec![false; items.iter().map(|r| r.0 + 1).max().unwrap_or(0)];
+    for r in &head {
+        taken[r.0] = true;
+    }
+    items.retain(|r| !taken[r.0]);
+    head
 }
 
 /// Sorts candidates by their key, ties kept in the order given.
@@ -85,8 +138,9 @@ pub(super) fn select<'a>(
         }
         ranked.truncate(eligible);
     }
-    let (mut not_ready, mut ready): (Vec<Ranked<'a>>, Vec<Ranked<'a>>) =
-        ranked.into_iter().partition(|(_, p)| !p.facts.ready);
+    let mut not_ready: Vec<Ranked<'a>> = ranked.iter().copied().filter(|(_, p)| !p.facts.ready).collect();
+    ranked.retain(|(_, p)| p.facts.ready);
+    let mut ready = ranked;
     not_ready.sort_unstable_by(cmp);
     let (mut chosen, mut held) = (Vec::new(), Vec::new());
     for r in not_ready {
@@ -96,15 +150,9 @@ pub(super) fn select<'a>(
         }
     }
     let mut room = max_unavailable.saturating_sub(unavailable);
-    let mut rest: &mut [Ranked<'a>] = &mut ready;
-    while room > 0 && !rest.is_empty() {
-        let n = usize::try_from(room).unwrap_or(usize::MAX).min(rest.len());
-        if n < rest.len() {
-            rest.select_nth_unstable_by(n, cmp);
-        }
-        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
-        head.sort_unstable_by(cmp);
-        for r in head.iter() {
+    while room > 0 && !ready.is_empty() {
+        let head = first(&mut ready, usize::try_from(room).unwrap_or(usize::MAX));
+        for r in &head {
             match refused(r.1.pod) {
                 Some(refusal) => held.push((*r, refusal)),
                 None => {
@@ -113,7 +161,6 @@ pub(super) fn select<'a>(
                 }
             }
         }
-        rest = tail;
     }
     chosen.sort_unstable_by(cmp);
     held.sort_unstable_by(|a, b| cmp(&a.0, &b.0));

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::*;
 use crate::sidecarset::derived::{PodFacts, derive_all};
-use crate::sidecarset::tests::{pod, set};
+use crate::sidecarset::tests::{pod_json, set};
 
 /// A small deterministic generator (xorshift), so a failure is reproducible.
 struct Rng(u64);
@@ -34,12 +34,14 @@ fn held_names(held: &[(SeenPod<'_>, Refusal)]) -> Vec<String> {
 
 #[test]
 fn select_takes_what_the_sorted_walk_takes() {
-    let pods: Vec<PodRecord> = (0..40).map(pod).collect();
+    let pods: Vec<PodRecord> = (0..120)
+        .map(|i| serde_json::from_value(pod_json(i, (i % 60) as u32)).unwrap())
+        .collect();
     let refs: Vec<&PodRecord> = pods.iter().collect();
     let base = derive_all(&set(json!({})), &refs);
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for round in 0..400 {
-        let n = rng.below(40) as usize;
+    for round in 0..600 {
+        let n = rng.below(120) as usize;
         // Few distinct keys, so ties are common; readiness at random.
         let facts: Vec<PodFacts> = base[..n]
             .iter()
