@@ -1,6 +1,9 @@
-//! The injection audit (kruise-rs; OpenKruise has none): active pods the SidecarSet selects (selector and
-//! namespace) that do not hold its sidecars — created while the webhook was down, or admitted with
-//! `failurePolicy: Ignore`. They are counted (`status.uninjectedPods`), named in an event, and, when the
+//! The injection audit (kruise-rs; OpenKruise has none): pods the pod webhook would inject if they were
+//! created now (active, selected by the selector and namespace, in a namespace the webhook sees, injection
+//! not paused — OpenKruise's `PodMatchedSidecarSet` and `injectionStrategy.paused`) that do not hold the
+//! SidecarSet's sidecars — created while the webhook was down, or admitted with `failurePolicy: Ignore`.
+//! Pods left out by design (a label the selector excludes, a paused injection, `kube-system`) are not
+//! reported: replacing them would only bring back another pod without sidecars. They are counted (`status.uninjectedPods`), named in an event, and, when the
 //! SidecarSet opts in with [`REPLACE_UNINJECTED_PODS`], the CloneSet owning them is asked to replace them
 //! (`apps.kruise.io/specified-delete`), never more than `maxUnavailable` unavailable at once.
 
@@ -15,11 +18,12 @@ pub const REPLACE_UNINJECTED_PODS: &str = "apps.kruise.io/replace-uninjected-pod
 /// How many pod names the audit event lists.
 pub const NAMES_LISTED: usize = 10;
 
-/// Active pods the SidecarSet selects that it has not injected.
+/// Pods the pod webhook would inject now ([`PodFacts::injectable`](super::PodFacts::injectable)) that do
+/// not hold the SidecarSet's sidecars.
 pub fn uninjected<'a>(pods: &[SeenPod<'a>]) -> Vec<SeenPod<'a>> {
     pods.iter()
         .copied()
-        .filter(|p| p.facts.selected && !p.facts.matched)
+        .filter(|p| p.facts.injectable && !p.facts.matched)
         .collect()
 }
 

@@ -6,6 +6,7 @@
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::SidecarSet;
+use kruise_core::names::EXCLUDED_NAMESPACES;
 use kruise_core::owner::controller_of_meta;
 use kruise_core::pod_state;
 use kruise_core::selector::{selects, selects_non_empty};
@@ -35,8 +36,9 @@ pub struct PodFacts {
     pub uid: String,
     /// `metadata.resourceVersion` derived from (`""` without one).
     pub resource_version: String,
-    /// Active and selected by `spec.selector`: the audit's scope.
-    pub selected: bool,
+    /// The pod webhook would inject it if it were created now: active, selected by `spec.selector`, in a
+    /// namespace the webhook sees, the SidecarSet's injection not paused. The audit's scope.
+    pub injectable: bool,
     /// [`pod_facts::is_matched`].
     pub matched: bool,
     /// [`pod_facts::is_updated`].
@@ -114,7 +116,9 @@ impl<'a> Deriver<'a> {
         PodFacts {
             uid: pod.metadata.uid.clone().unwrap_or_default(),
             resource_version: pod.metadata.resource_version.clone().unwrap_or_default(),
-            selected: selects_non_empty(set.spec.selector.as_ref(), labels).unwrap_or(false)
+            injectable: !set.spec.injection_strategy.paused
+                && !EXCLUDED_NAMESPACES.contains(&pod.metadata.namespace.as_deref().unwrap_or_default())
+                && selects_non_empty(set.spec.selector.as_ref(), labels).unwrap_or(false)
                 && pods::is_active(pod),
             matched: pod_facts::is_matched(set, facts, pod),
             updated: pod_facts::is_updated(facts, pod),

@@ -78,7 +78,7 @@ fn a_new_generation_or_hash_of_the_sidecar_set_derives_every_pod_again() {
     s.spec.selector = Some(serde_json::from_value(json!({"matchLabels": {"app": "other"}})).unwrap());
     let facts = cache.refresh(&s, &refs(&pods));
     assert_eq!(cache.derived(), 2);
-    assert!(facts.iter().all(|f| !f.matched && !f.selected));
+    assert!(facts.iter().all(|f| !f.matched && !f.injectable));
 
     // The webhook stamps a new hash: the pods' `updated` verdicts move with it.
     s.spec.selector = Some(serde_json::from_value(json!({"matchLabels": {"app": "demo"}})).unwrap());
