@@ -207,6 +207,34 @@ echo "    $(wc -l <"$WORK/actual")/$OBJECTS objects: created (dry run)"
 }
 kubectl_dry_run
 
+# ------------------------------------------------------------------------------- kustomize overlays
+# Each overlay under overlays/ renders (kubectl's built-in kustomize) to objects that are valid against
+# the same schemas (cert-manager's own kinds excepted: no schema here; tests/playground_install.rs
+# applies them to the playground).
+overlays_valid() {
+  command -v "$KUBECTL" >/dev/null 2>&1 || { SKIPPED+=("overlays (no kubectl)"); return 0; }
+  local overlay name
+  for overlay in "$REPO"/overlays/*/; do
+    name=$(basename "$overlay")
+    "$KUBECTL" kustomize "$overlay" >"$WORK/overlay-$name.all.yaml" || fail "kubectl kustomize overlays/$name"
+    "$VENV/bin/python" - "$WORK/overlay-$name.all.yaml" >"$WORK/overlay-$name.yaml" <<'PY' || fail "overlays/$name: unreadable render"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and not d["apiVersion"].startswith("cert-manager.io/")]
+yaml.safe_dump_all(docs, sys.stdout)
+PY
+    for version in $KUBE_VERSIONS; do
+      if ! "$VENV/bin/kubernetes-validate" --strict -k "$version" "$WORK/overlay-$name.yaml" >"$WORK/kv.out" 2>&1 ||
+        grep -v ' passed for resource ' "$WORK/kv.out" | grep -q .; then
+        cat "$WORK/kv.out" >&2
+        fail "overlays/$name against $version"
+      fi
+    done
+    echo "    overlays/$name: $(grep -c ' passed for resource ' "$WORK/kv.out") objects valid (strict)"
+  done
+}
+say "4b kustomize overlays"
+overlays_valid
+
 # ------------------------------------------------------ the real binary's API requests against the RBAC
 # Optional: needs a built `kruise` (KRUISE_BIN, else target/debug/kruise when present, as after
 # `cargo test`). OBSERVE_BINARY=0 turns it off.

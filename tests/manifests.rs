@@ -111,3 +111,33 @@ fn kruise_crds_prints_the_files_of_manifests_crds() {
         assert_eq!(versions, ["v1alpha1", "v1beta1"]);
     }
 }
+
+#[test]
+fn the_kustomize_base_lists_every_manifest_and_the_namespace_sorts_first() {
+    let dir = common::repo().join("manifests");
+    let text = std::fs::read_to_string(dir.join("Kustomization")).unwrap();
+    let base: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+    let mut listed: Vec<String> = base["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    let mut on_disk = vec![];
+    for (sub, prefix) in [(dir.clone(), ""), (dir.join("crds"), "crds/")] {
+        for entry in std::fs::read_dir(sub).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".yaml") {
+                on_disk.push(format!("{prefix}{name}"));
+            }
+        }
+    }
+    // `kubectl apply -f manifests/` applies in name order: the namespace before what lives in it.
+    on_disk.sort();
+    assert_eq!(on_disk[0], "00-namespace.yaml");
+    listed.sort();
+    assert_eq!(
+        listed, on_disk,
+        "manifests/Kustomization must list every manifest"
+    );
+}

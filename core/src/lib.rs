@@ -29,6 +29,7 @@ pub mod kind;
 pub mod kinds;
 pub mod lenient;
 pub mod names;
+pub mod node_fit;
 pub mod ordinals;
 pub mod owner;
 pub mod pod_state;

@@ -325,3 +325,87 @@ spec:
         native.stderr
     );
 }
+
+/// With the Advanced StatefulSet controller running: status waits for the in-place update, history
+/// lists the controller's revisions, undo restores the first template and the pods follow.
+#[test]
+fn advanced_statefulset_status_history_undo() {
+    let c = start();
+    c.apply(
+        "apiVersion: apps.kruise.io/v1beta1
+kind: StatefulSet
+metadata: {name: cache}
+spec:
+  replicas: 3
+  serviceName: cache
+  podManagementPolicy: Parallel
+  selector: {matchLabels: {app: cache}}
+  template:
+    metadata: {labels: {app: cache}}
+    spec:
+      readinessGates: [{conditionType: InPlaceUpdateReady}]
+      containers: [{name: main, image: redis:7.2}]
+  updateStrategy:
+    rollingUpdate: {podUpdatePolicy: InPlaceIfPossible, maxUnavailable: 1}
+",
+    );
+    wait_for("the set to be ready", || {
+        c.jsonpath("asts/cache", "{.status.readyReplicas}") == "3"
+    });
+    let uids = c.ok(&[
+        "get",
+        "pods",
+        "-l",
+        "app=cache",
+        "-o",
+        "jsonpath={.items[*].metadata.uid}",
+    ]);
+    c.ok(&["kruise", "set", "image", "asts/cache", "main=redis:7.4"]);
+    let out = c.run(
+        &["kruise", "rollout", "status", "asts/cache", "--timeout", "60s"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    let second = c.jsonpath("asts/cache", "{.status.updateRevision}");
+    assert_eq!(
+        out.stdout.lines().last().unwrap_or_default(),
+        format!("Advanced StatefulSet rolling update complete 3 pods at revision {second}...")
+    );
+    let images = || {
+        c.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=cache",
+            "-o",
+            "jsonpath={.items[*].spec.containers[0].image}",
+        ])
+    };
+    assert_eq!(images(), "redis:7.4 redis:7.4 redis:7.4");
+    // In place: the same pods.
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=cache",
+            "-o",
+            "jsonpath={.items[*].metadata.uid}"
+        ]),
+        uids
+    );
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "history", "asts/cache"]),
+        "statefulset.apps.kruise.io/cache \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+    );
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "undo", "asts/cache"]),
+        "statefulset.apps.kruise.io/cache rolled back\n"
+    );
+    let out = c.run(
+        &["kruise", "rollout", "status", "asts/cache", "--timeout", "60s"],
+        None,
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(images(), "redis:7.2 redis:7.2 redis:7.2");
+}
