@@ -3,8 +3,9 @@
 //! [`SetKey`] moved; pods no longer among the candidates are dropped, so the cache never holds more
 //! than the last pass's pods.
 
-use std::collections::HashMap;
 use std::sync::Arc;
+
+use foldhash::HashMap;
 
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::SidecarSet;
@@ -18,7 +19,7 @@ struct Entry {
     seen: u64,
 }
 
-/// Facts by pod UID for one SidecarSet.
+/// Facts by pod UID for one SidecarSet (UIDs come from the API server: a fast hash is enough).
 #[derive(Debug, Default)]
 pub struct FactsCache {
     key: Option<SetKey>,
