@@ -85,7 +85,7 @@ fn first<'a>(items: &mut Vec<Ranked<'a>>, n: usize) -> Vec<Ranked<'a>> {
 
 /// Sorts candidates by their key, ties kept in the order given.
 pub(super) fn sort(candidates: &mut [SeenPod<'_>]) {
-    candidates.sort_by(|a, b| a.facts.order.cmp(&b.facts.order));
+    candidates.sort_by_key(|a| a.facts.order);
 }
 
 /// The round over `sorted` candidates: the last `kept` are left out; `unavailable` matched pods are

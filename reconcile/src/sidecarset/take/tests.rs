@@ -65,7 +65,7 @@ fn select_takes_what_the_sorted_walk_takes() {
         let with_budget = rng.below(2) == 0;
         let refused = |p: &PodRecord| -> Option<Refusal> {
             let i: usize = crate::pods::name(p)[1..].parse().unwrap();
-            (with_budget && i % refuse_every == 0).then(|| Refusal {
+            (with_budget && i.is_multiple_of(refuse_every)).then(|| Refusal {
                 budget: "default/pub".into(),
                 message: format!("no {i}"),
             })
