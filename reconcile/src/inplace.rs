@@ -45,6 +45,27 @@ pub enum NotInPlace {
     },
 }
 
+/// In-place verdicts already computed in one pass, by the old revision name: every pod of a revision
+/// gets the same verdict, and computing it (a template decoded, two templates compared) costs more
+/// than the rest of a pod's update.
+pub type SpecCache<'a> = Vec<(&'a str, Result<UpdateSpec, NotInPlace>)>;
+
+/// The verdict of `old` in `specs`, computed by `compute` the first time it is asked for.
+pub fn cached_spec<'c, 'a>(
+    specs: &'c mut SpecCache<'a>,
+    old: &'a str,
+    compute: impl FnOnce() -> Result<UpdateSpec, NotInPlace>,
+) -> &'c Result<UpdateSpec, NotInPlace> {
+    let i = match specs.iter().position(|(n, _)| *n == old) {
+        Some(i) => i,
+        None => {
+            specs.push((old, compute()));
+            specs.len() - 1
+        }
+    };
+    &specs[i].1
+}
+
 /// OpenKruise's `defaultCalculateInPlaceUpdateSpec`: only container images and template
 /// labels/annotations may differ.
 pub fn calculate_spec(
@@ -394,12 +415,34 @@ pub fn containers_completed(pod: &PodRecord, state: &InPlaceUpdateState) -> bool
 
 /// `CheckPodUpdateCompleted`: no grace period pending, no batch left, and the containers are done.
 pub fn update_completed(pod: &PodRecord) -> bool {
-    if pods::in_grace_period(pod) {
-        return false;
-    }
-    match state_of(pod) {
-        None => true,
-        Some(state) => state.next_container_images.is_empty() && containers_completed(pod, &state),
+    Completion::default().update_completed(pod)
+}
+
+/// [`update_completed`] over the pods of one pass, each distinct state annotation parsed once: the
+/// pods updated in one pass carry equal texts, and parsing each was a large part of a plan.
+#[derive(Debug, Default)]
+pub struct Completion<'a> {
+    states: std::collections::HashMap<&'a str, Option<InPlaceUpdateState>>,
+}
+
+impl<'a> Completion<'a> {
+    /// [`update_completed`] of `pod`.
+    pub fn update_completed(&mut self, pod: &'a PodRecord) -> bool {
+        if pods::in_grace_period(pod) {
+            return false;
+        }
+        let Some(text) = pods::annotation(pod, IN_PLACE_UPDATE_STATE_KEY) else {
+            return true;
+        };
+        // As `state_of`: an unreadable state counts as none.
+        let state = self
+            .states
+            .entry(text)
+            .or_insert_with(|| serde_json::from_str(text).ok());
+        match state {
+            None => true,
+            Some(state) => state.next_container_images.is_empty() && containers_completed(pod, state),
+        }
     }
 }
 

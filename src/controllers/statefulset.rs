@@ -177,7 +177,7 @@ async fn pass(
     };
     let mut failure = None;
     let mut ours: HashMap<String, (String, String)> = HashMap::new();
-    for step in &plan.actions {
+    for (index, step) in plan.actions.iter().enumerate() {
         expectations.expect(step, now);
         let chained = chain_precondition(step, &ours);
         let step: &Step = &chained;
@@ -203,13 +203,32 @@ async fn pass(
             }
             Err(e) => {
                 expectations.forget(step);
-                failure = Some(e);
+                failure = Some((index, e));
                 break;
             }
         }
     }
     pass.keep(expectations);
-    if let Some(status) = &plan.status {
+    // A failed create or identity repair shows in the status (`FailedCreatePod`, `FailedUpdatePod`).
+    let status = match &failure {
+        Some((index, e)) => {
+            let message = match e {
+                kube::Error::Api(s) => s.message.clone(),
+                other => other.to_string(),
+            };
+            kruise_reconcile::statefulset::status::after_failure(
+                &set,
+                plan.status.clone(),
+                &plan.actions,
+                *index,
+                &message,
+                now,
+            )
+        }
+        None => plan.status.clone(),
+    };
+    let failure = failure.map(|(_, e)| e);
+    if let Some(status) = &status {
         match pass.write_status(&set, status).await {
             Ok(()) => {}
             Err(e @ (Error::Conflict { .. } | Error::Gone)) => return Err(e),
@@ -225,7 +244,7 @@ async fn pass(
     tracing::info!(
         actions = plan.actions.len(),
         halted = plan.halted,
-        status_written = plan.status.is_some(),
+        status_written = status.is_some(),
         "StatefulSet reconciled"
     );
     Ok(Next::after(plan.requeue_after))

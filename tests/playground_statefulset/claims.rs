@@ -1,8 +1,12 @@
 //! Claims from volumeClaimTemplates, their retention, and the preDelete hook.
+//!
+//! v1beta1 only: `persistentVolumeClaimRetentionPolicy` and `lifecycle` do not exist in v1alpha1
+//! (conversion keeps them in an annotation, which a v1alpha1 user does not write). Claims written as
+//! v1alpha1 are covered by the kubectl flow.
 
 use serde_json::json;
 
-use crate::env::{start_with, stateful_set};
+use crate::env::{Version, start_with, stateful_set};
 
 fn with_claims(replicas: i32, extra: serde_json::Value) -> serde_json::Value {
     let mut spec = json!({"podManagementPolicy": "Parallel",
@@ -11,7 +15,7 @@ fn with_claims(replicas: i32, extra: serde_json::Value) -> serde_json::Value {
     for (k, v) in extra.as_object().unwrap() {
         spec[k] = v.clone();
     }
-    stateful_set(replicas, spec)
+    stateful_set(Version::V1beta1, replicas, spec)
 }
 
 fn claims(ordinals: &[i64]) -> Vec<String> {
@@ -77,6 +81,7 @@ async fn when_deleted_delete_removes_the_claims_with_the_set() {
 #[tokio::test]
 async fn a_pre_delete_hook_holds_a_pod_until_its_label_is_removed() {
     let mut set = stateful_set(
+        Version::V1beta1,
         2,
         json!({"lifecycle": {"preDelete": {"labelsHandler": {"hold": "true"}}}}),
     );

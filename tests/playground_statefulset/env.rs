@@ -1,5 +1,9 @@
 //! An Advanced StatefulSet `web` in namespace `db` of an in-process playground, with a pod watch that
 //! checks every intermediate state the API server went through (ordering, not-ready bounds).
+//!
+//! A flow is written once and run as either API version ([`Version`]): the set is created, edited and
+//! read back through the version it was written in, and [`Env::settled`] also checks that both versions
+//! show the same status.
 
 use std::{
     collections::BTreeMap,
@@ -31,9 +35,49 @@ pub fn resource(version: &str) -> ApiResource {
     }
 }
 
-/// A v1beta1 set `web` of `replicas` (`main` on `nginx:1.0`) with `spec` merged over the defaults.
-pub fn stateful_set(replicas: i32, spec: Value) -> Value {
-    let mut s = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+/// The API version a flow writes and reads the set in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    V1alpha1,
+    V1beta1,
+}
+
+impl Version {
+    pub fn name(self) -> &'static str {
+        match self {
+            Version::V1alpha1 => "v1alpha1",
+            Version::V1beta1 => "v1beta1",
+        }
+    }
+
+    fn parse(api_version: &str) -> Version {
+        match api_version.rsplit('/').next() {
+            Some("v1alpha1") => Version::V1alpha1,
+            _ => Version::V1beta1,
+        }
+    }
+}
+
+/// The status fields both versions have (v1alpha1 lacks `updatedReadyReplicas`,
+/// `updatedAvailableReplicas` and `volumeClaims`).
+pub const SHARED_STATUS: [&str; 11] = [
+    "observedGeneration",
+    "replicas",
+    "readyReplicas",
+    "availableReplicas",
+    "currentReplicas",
+    "updatedReplicas",
+    "currentRevision",
+    "updateRevision",
+    "collisionCount",
+    "conditions",
+    "labelSelector",
+];
+
+/// A set `web` of `replicas` (`main` on `nginx:1.0`) written as `version`, with `spec` merged over the
+/// defaults (`spec` must only use fields `version` has).
+pub fn stateful_set(version: Version, replicas: i32, spec: Value) -> Value {
+    let mut s = json!({"apiVersion": format!("apps.kruise.io/{}", version.name()), "kind": "StatefulSet",
         "metadata": {"name": "web"},
         "spec": {"replicas": replicas, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
             "template": {"metadata": {"labels": {"app": "web"}},
@@ -66,7 +110,12 @@ pub struct Seen {
 
 pub struct Env {
     pub pg: Handle,
+    /// The sets, through that version.
     pub sets: Api<DynamicObject>,
+    /// The sets, as v1beta1 (the storage version).
+    pub beta: Api<DynamicObject>,
+    /// The sets, as v1alpha1.
+    pub alpha: Api<DynamicObject>,
     pub pods: Api<Pod>,
     pub claims: Api<PersistentVolumeClaim>,
     seen: Arc<Mutex<Seen>>,
@@ -100,20 +149,14 @@ pub async fn start_with(set: Value) -> Env {
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
     let seen = Arc::new(Mutex::new(Seen::default()));
     let watch = tokio::spawn(record(pods.clone(), seen.clone()));
-    let version = set["apiVersion"]
-        .as_str()
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_string();
+    let version = Version::parse(set["apiVersion"].as_str().unwrap());
     let created: DynamicObject = serde_json::from_value(set).unwrap();
-    Api::<DynamicObject>::namespaced_with(client.clone(), NS, &resource(&version))
-        .create(&PostParams::default(), &created)
-        .await
-        .unwrap();
+    let sets = Api::<DynamicObject>::namespaced_with(client.clone(), NS, &resource(version.name()));
+    sets.create(&PostParams::default(), &created).await.unwrap();
     Env {
-        sets: Api::namespaced_with(client.clone(), NS, &resource("v1beta1")),
+        sets,
+        beta: Api::namespaced_with(client.clone(), NS, &resource("v1beta1")),
+        alpha: Api::namespaced_with(client.clone(), NS, &resource("v1alpha1")),
         claims: Api::namespaced(client, NS),
         pg,
         pods,
@@ -192,15 +235,40 @@ impl Env {
         names
     }
 
+    /// The set, read in the version it was written in.
     pub async fn set(&self) -> Value {
         serde_json::to_value(self.sets.get("web").await.unwrap()).unwrap()
     }
 
+    /// Its status, read in the version it was written in.
     pub async fn status(&self) -> Value {
         self.set().await["status"].clone()
     }
 
-    /// A merge patch of the spec.
+    /// Its status read as v1beta1 (which alone has `updatedReadyReplicas`, …).
+    pub async fn full_status(&self) -> Value {
+        serde_json::to_value(self.beta.get("web").await.unwrap()).unwrap()["status"].clone()
+    }
+
+    /// The status fields both versions have, as each version shows them.
+    pub async fn shared_status(&self) -> (Value, Value) {
+        let pick = |set: DynamicObject| {
+            let status = serde_json::to_value(set).unwrap()["status"].clone();
+            Value::Object(
+                SHARED_STATUS
+                    .iter()
+                    .filter(|k| !status[**k].is_null())
+                    .map(|k| (k.to_string(), status[*k].clone()))
+                    .collect(),
+            )
+        };
+        (
+            pick(self.alpha.get("web").await.unwrap()),
+            pick(self.beta.get("web").await.unwrap()),
+        )
+    }
+
+    /// A merge patch of the spec, in the version the set was written in.
     pub async fn edit(&self, spec: Value) {
         self.sets
             .patch(
@@ -216,7 +284,8 @@ impl Env {
         self.sets.delete("web", &DeleteParams::default()).await.unwrap();
     }
 
-    /// `ordinals` exist, all Ready on the update revision, and the status says so.
+    /// `ordinals` exist, all Ready on the update revision, and the status says so, the same in both
+    /// versions.
     pub async fn settled(&self, ordinals: &[i64]) -> bool {
         let set = self.set().await;
         let s = &set["status"];
@@ -232,6 +301,10 @@ impl Env {
             && s["updatedReplicas"] == n
             && s["observedGeneration"] == set["metadata"]["generation"]
             && s["updateRevision"] == s["currentRevision"]
+            && {
+                let (alpha, beta) = self.shared_status().await;
+                alpha == beta
+            }
     }
 
     pub async fn settle(&self, ordinals: &[i64]) {

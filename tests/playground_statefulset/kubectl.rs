@@ -1,6 +1,7 @@
 //! The same set driven with the real kubectl (which must be on PATH), written as v1alpha1.
 
 use crate::common::kubectl::{ok, serve, wait_for};
+use crate::env::SHARED_STATUS;
 
 fn example(name: &str) -> String {
     format!("{}/examples/playground/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -48,4 +49,23 @@ fn kubectl_applies_a_v1alpha1_set_updates_it_in_place_and_scales_it() {
     assert_eq!(pods(".items[*].metadata.name"), ["db-0", "db-1", "db-2", "db-3"]);
     let table = ok(k, &["get", "asts", "db"]);
     assert!(table.contains("DESIRED"), "OpenKruise's printer columns: {table}");
+    // Read back in each version: the same status. The plural, not `asts`: kubectl (1.32) drops the
+    // version when it expands a short name, so `asts.v1alpha1.apps.kruise.io` reads the preferred one.
+    let read = |resource: &str| {
+        let json = ok(k, &["get", resource, "db", "-o", "json"]);
+        serde_json::from_str::<serde_json::Value>(&json).unwrap()
+    };
+    let alpha = read("statefulsets.v1alpha1.apps.kruise.io");
+    let beta = read("statefulsets.v1beta1.apps.kruise.io");
+    assert_eq!(alpha["apiVersion"], "apps.kruise.io/v1alpha1");
+    assert_eq!(beta["apiVersion"], "apps.kruise.io/v1beta1");
+    let (alpha, beta) = (&alpha["status"], &beta["status"]);
+    assert_eq!(alpha["readyReplicas"], 4, "{alpha}");
+    for key in SHARED_STATUS {
+        assert_eq!(alpha[key], beta[key], "status.{key} as v1alpha1 and v1beta1");
+    }
+    assert!(
+        alpha.get("updatedReadyReplicas").is_none(),
+        "v1beta1 only: {alpha}"
+    );
 }

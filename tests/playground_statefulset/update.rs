@@ -1,19 +1,24 @@
 //! Rolling updates: in place with a partition, maxUnavailable, rollback.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::env::{image_of, name, ordinal, restarts, start_with, stateful_set};
+use crate::env::{Env, Version, image_of, name, ordinal, restarts, start_with, stateful_set};
 
-#[tokio::test]
-async fn in_place_update_with_a_partition_updates_exactly_the_ordinals_above_it() {
-    let env = start_with(stateful_set(
-        5,
-        json!({"podManagementPolicy": "Parallel",
-            "template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}},
-            "updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": 2}}}),
-    ))
-    .await;
-    env.settle(&[0, 1, 2, 3, 4]).await;
+/// The strategy of the in-place flow (fields both versions have). `maxUnavailable` above 1 needs
+/// `Parallel`.
+pub fn in_place_strategy(max_unavailable: usize) -> Value {
+    let mut spec = json!({"template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}},
+        "updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": max_unavailable}}});
+    if max_unavailable > 1 {
+        spec["podManagementPolicy"] = json!("Parallel");
+    }
+    spec
+}
+
+/// From 5 settled pods on `nginx:1.0` with [`in_place_strategy`]: a new image with partition 3 updates
+/// exactly ordinals 3 and 4 in place; partition 0 then updates the rest, never more than
+/// `max_unavailable` not ready.
+pub async fn updated_in_place_above_the_partition(env: &Env, max_unavailable: usize) {
     let before = env.identities().await;
     let requests = &env.pg.playground.api().requests;
     let counted = requests.snapshot();
@@ -24,7 +29,9 @@ async fn in_place_update_with_a_partition_updates_exactly_the_ordinals_above_it(
     .await;
     env.wait("ordinals 3 and 4 updated", 60, async || {
         let s = env.status().await;
-        s["updatedReplicas"] == 2 && s["updatedReadyReplicas"] == 2 && s["readyReplicas"] == 5
+        s["updatedReplicas"] == 2
+            && s["readyReplicas"] == 5
+            && env.full_status().await["updatedReadyReplicas"] == 2
     })
     .await;
     let pods = env.pods().await;
@@ -60,18 +67,20 @@ async fn in_place_update_with_a_partition_updates_exactly_the_ordinals_above_it(
     .await;
     assert_eq!(env.identities().await, before);
     let seen = env.seen();
-    assert!(seen.not_ready <= 2, "{seen:?} with maxUnavailable 2");
+    assert!(
+        seen.not_ready <= max_unavailable,
+        "{seen:?} with maxUnavailable {max_unavailable}"
+    );
 }
 
-#[tokio::test]
-async fn a_recreate_rollout_never_has_more_than_max_unavailable_not_ready_and_rolls_back() {
-    let env = start_with(stateful_set(
-        5,
-        json!({"podManagementPolicy": "Parallel",
-            "updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}),
-    ))
-    .await;
-    env.settle(&[0, 1, 2, 3, 4]).await;
+/// The strategy of the recreate flow.
+pub fn recreate_strategy() -> Value {
+    json!({"podManagementPolicy": "Parallel", "updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}})
+}
+
+/// From 5 settled pods on `nginx:1.0` with [`recreate_strategy`]: a new image recreates every pod,
+/// never more than 2 not ready; the old image back reuses the first revision.
+pub async fn recreated_then_rolled_back(env: &Env) {
     let first = env.status().await["updateRevision"].clone();
     env.reset_seen().await;
     env.edit(json!({"template": {"spec": {"containers": [{"name": "main", "image": "nginx:2.0"}]}}}))
@@ -94,4 +103,18 @@ async fn a_recreate_rollout_never_has_more_than_max_unavailable_not_ready_and_ro
         env.settled(&[0, 1, 2, 3, 4]).await && env.status().await["updateRevision"] == first
     })
     .await;
+}
+
+#[tokio::test]
+async fn in_place_update_with_a_partition_updates_exactly_the_ordinals_above_it() {
+    let env = start_with(stateful_set(Version::V1beta1, 5, in_place_strategy(2))).await;
+    env.settle(&[0, 1, 2, 3, 4]).await;
+    updated_in_place_above_the_partition(&env, 2).await;
+}
+
+#[tokio::test]
+async fn a_recreate_rollout_never_has_more_than_max_unavailable_not_ready_and_rolls_back() {
+    let env = start_with(stateful_set(Version::V1beta1, 5, recreate_strategy())).await;
+    env.settle(&[0, 1, 2, 3, 4]).await;
+    recreated_then_rolled_back(&env).await;
 }

@@ -235,8 +235,7 @@ fn policy(ctx: &Ctx<'_>) -> CloneSetPodUpdateStrategyType {
         .unwrap_or(CloneSetPodUpdateStrategyType::ReCreate)
 }
 
-/// In-place verdicts already computed this pass, by the pod's old revision name.
-type SpecCache<'a> = Vec<(&'a str, Result<inplace::UpdateSpec, NotInPlace>)>;
+use inplace::SpecCache;
 
 /// What the pods updated in one pass share, computed once.
 #[derive(Default)]
@@ -261,23 +260,17 @@ fn verdict<'c, 'a>(
         .iter()
         .find(|r| pods::is_at_revision(pod, r.metadata.name.as_deref().unwrap_or("")))?;
     let old_name = old.metadata.name.as_deref().unwrap_or("");
-    let i = match specs.iter().position(|(n, _)| *n == old_name) {
-        Some(i) => i,
-        None => {
-            let target_template = if target == ctx.update_name {
-                &ctx.update_template
-            } else {
-                &ctx.current_template
-            };
-            let v = match template_of(old) {
-                Ok(t) => inplace::calculate_spec(&t, target_template, target),
-                Err(_) => Err(NotInPlace::SpecChanged),
-            };
-            specs.push((old_name, v));
-            specs.len() - 1
+    Some(inplace::cached_spec(specs, old_name, || {
+        let target_template = if target == ctx.update_name {
+            &ctx.update_template
+        } else {
+            &ctx.current_template
+        };
+        match template_of(old) {
+            Ok(t) => inplace::calculate_spec(&t, target_template, target),
+            Err(_) => Err(NotInPlace::SpecChanged),
         }
-    };
-    Some(&specs[i].1)
+    }))
 }
 
 /// `updatePod`: in place when the policy allows and the change permits, else mark for recreation.

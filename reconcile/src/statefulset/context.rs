@@ -26,6 +26,10 @@ pub struct Slot<'a> {
     pub index: usize,
     /// The pod of that name, if it exists.
     pub pod: Option<&'a PodRecord>,
+    /// The pod is available(m) ([`Ctx::available`]), asked once per pass.
+    pub available: bool,
+    /// The pod is [`healthy`], asked once per pass.
+    pub healthy: bool,
 }
 
 /// The resolved inputs of one reconcile.
@@ -100,6 +104,20 @@ impl<'a> Ctx<'a> {
         which: fn(&'a kruise_api::common::Lifecycle) -> Option<&'a LifecycleHook>,
     ) -> Option<&'a LifecycleHook> {
         self.set.spec.lifecycle.as_ref().and_then(which)
+    }
+
+    /// Fills the slots' `available` and `healthy`.
+    pub fn with_facts(mut self) -> Self {
+        let facts: Vec<(bool, bool)> = self
+            .slots
+            .iter()
+            .map(|s| s.pod.map_or((false, false), |p| (self.available(p), healthy(p))))
+            .collect();
+        for (slot, (available, healthy)) in self.slots.iter_mut().zip(facts) {
+            slot.available = available;
+            slot.healthy = healthy;
+        }
+        self
     }
 
     /// Every existing pod: the slots' then the condemned.

@@ -148,6 +148,8 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
             ordinal,
             index,
             pod: by_ordinal.get(&ordinal).copied(),
+            available: false,
+            healthy: false,
         })
         .collect();
     let mut condemned: Vec<(i64, &PodRecord)> = by_ordinal
@@ -173,7 +175,8 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
         update_template: template_of(&revs.update)?,
         revisions: &all_revisions,
         now: input.now,
-    };
+    }
+    .with_facts();
 
     let mut result = Plan::default();
     let mut outcome = PassOutcome::default();
@@ -183,6 +186,7 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
         actions.extend(refreshed.actions);
         delay = min_delay(delay, refreshed.delay);
         let scaled = scale::scale(&ctx, &refreshed.deleted)?;
+        outcome.creates = scaled.actions.iter().any(|a| matches!(a, Action::CreatePod(_)));
         actions.extend(scaled.actions);
         delay = min_delay(delay, scaled.delay);
         result.halted = scaled.halted;

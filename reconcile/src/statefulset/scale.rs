@@ -145,9 +145,9 @@ fn create(ctx: &Ctx<'_>, slot: &Slot<'_>, with_pod: bool) -> Option<Vec<Action>>
 fn first_unhealthy<'a>(ctx: &Ctx<'a>) -> Option<&'a PodRecord> {
     ctx.slots
         .iter()
-        .filter_map(|s| s.pod)
-        .chain(ctx.condemned.iter().map(|(_, p)| *p))
-        .find(|p| !healthy(p))
+        .find(|s| s.pod.is_some() && !s.healthy)
+        .and_then(|s| s.pod)
+        .or_else(|| ctx.condemned.iter().map(|(_, p)| *p).find(|p| !healthy(p)))
 }
 
 /// Runs scaling. `skip` names pods an earlier step of the pass already deleted.
@@ -207,7 +207,7 @@ pub fn scale(ctx: &Ctx<'_>, skip: &[String]) -> Result<Scaled, InvalidIntOrPerce
             spend(&mut budget);
             continue;
         }
-        if !ctx.available(pod) {
+        if !slot.available {
             if !parallel {
                 out.delay = min_delay(out.delay, ctx.until_available(pod));
                 out.halted = true;

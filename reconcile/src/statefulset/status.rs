@@ -3,15 +3,19 @@
 //!
 //! kruise-rs writes whenever any field differs (OpenKruise skips writes when only
 //! `updatedReadyReplicas`, `updatedAvailableReplicas`, `collisionCount` or conditions changed), and
-//! carries the conditions over, clearing `FailedUpdatePod` once an update pass succeeds.
+//! carries the conditions over: `FailedUpdatePod` is cleared once an update pass succeeds,
+//! `FailedCreatePod` once a pass creates pods again or no slot is empty. The loop adds the condition of
+//! a write that failed with [`after_failure`].
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps_v1beta1::{
-    FAILED_UPDATE_POD, StatefulSetCondition, StatefulSetStatus, StatefulSetUpdateStrategyType,
-    VolumeClaimStatus,
+    FAILED_CREATE_POD, FAILED_UPDATE_POD, StatefulSet, StatefulSetCondition, StatefulSetStatus,
+    StatefulSetUpdateStrategyType, VolumeClaimStatus,
 };
 use kruise_core::quantity::Quantity;
 
+use crate::action::Action;
 use crate::pods::{self, CONTROLLER_REVISION_HASH};
 use crate::statefulset::context::{Ctx, created, running_ready, terminating};
 use crate::statefulset::identity::template_claims;
@@ -25,6 +29,8 @@ pub struct PassOutcome {
     pub update_error: Option<String>,
     /// Current pods deleted or updated this pass.
     pub current_touched: i32,
+    /// The pass plans a pod creation.
+    pub creates: bool,
 }
 
 fn storage(
@@ -50,10 +56,15 @@ pub fn compute(ctx: &Ctx<'_>, collision_count: Option<i32>, outcome: &PassOutcom
         conditions: old.conditions.clone(),
         ..Default::default()
     };
-    for pod in ctx.pods().filter(|p| created(p)) {
+    let slots = ctx
+        .slots
+        .iter()
+        .filter_map(|s| s.pod.map(|p| (p, Some(s.available))));
+    let condemned = ctx.condemned.iter().map(|(_, p)| (*p, None));
+    for (pod, available) in slots.chain(condemned).filter(|(p, _)| created(p)) {
         s.replicas += 1;
         let ready = running_ready(pod);
-        let available = ready && ctx.available(pod);
+        let available = ready && available.unwrap_or_else(|| ctx.available(pod));
         s.ready_replicas += i32::from(ready);
         s.available_replicas += i32::from(available);
         let revision = pods::label(pod, CONTROLLER_REVISION_HASH).unwrap_or("");
@@ -73,25 +84,104 @@ pub fn compute(ctx: &Ctx<'_>, collision_count: Option<i32>, outcome: &PassOutcom
         s.current_replicas = s.updated_replicas;
     }
     s.volume_claims = volume_claims(ctx);
+    if outcome.creates || ctx.slots.iter().all(|slot| slot.pod.is_some()) {
+        clear(&mut s, FAILED_CREATE_POD);
+    }
     if let Some(message) = &outcome.update_error {
-        let conditions = s.conditions.get_or_insert_default();
-        conditions.retain(|c| c.type_ != FAILED_UPDATE_POD);
-        conditions.push(StatefulSetCondition {
-            type_: FAILED_UPDATE_POD.into(),
-            status: "True".into(),
-            last_transition_time: Some(Time(ctx.now)),
-            reason: None,
-            message: Some(message.clone()),
-        });
-    } else if outcome.update_ran
-        && let Some(conditions) = s.conditions.as_mut()
-    {
-        conditions.retain(|c| c.type_ != FAILED_UPDATE_POD);
+        clear(&mut s, FAILED_UPDATE_POD);
+        set_condition(&mut s, FAILED_UPDATE_POD, message.clone(), ctx.now);
+    } else if outcome.update_ran {
+        clear(&mut s, FAILED_UPDATE_POD);
+    }
+    s
+}
+
+fn clear(s: &mut StatefulSetStatus, type_: &str) {
+    if let Some(conditions) = s.conditions.as_mut() {
+        conditions.retain(|c| c.type_ != type_);
         if conditions.is_empty() {
             s.conditions = None;
         }
     }
-    s
+}
+
+/// Sets condition `type_` True with `message` and an empty reason; one that is True already is kept
+/// as it is (its time and message), as OpenKruise's `SetStatefulsetCondition` does.
+fn set_condition(s: &mut StatefulSetStatus, type_: &str, message: String, now: Timestamp) {
+    let conditions = s.conditions.get_or_insert_default();
+    if conditions
+        .iter()
+        .any(|c| c.type_ == type_ && c.status == "True" && c.reason.as_deref().unwrap_or("").is_empty())
+    {
+        return;
+    }
+    conditions.retain(|c| c.type_ != type_);
+    conditions.push(StatefulSetCondition {
+        type_: type_.into(),
+        status: "True".into(),
+        last_transition_time: Some(Time(now)),
+        reason: None,
+        message: Some(message),
+    });
+}
+
+/// The condition a failed write sets (OpenKruise's `processReplica`): creating a pod, or a claim
+/// planned right before a pod of its ordinal, → `FailedCreatePod`; the identity repair of a pod →
+/// `FailedUpdatePod`. Other writes set none.
+pub fn failure_condition(actions: &[Action], failed: usize) -> Option<(&'static str, &'static str)> {
+    const CREATE: (&str, &str) = (FAILED_CREATE_POD, "create");
+    match actions.get(failed)? {
+        Action::CreatePod(_) => Some(CREATE),
+        Action::PatchPod {
+            reason: "identity", ..
+        } => Some((FAILED_UPDATE_POD, "update")),
+        Action::CreatePvc(claim) => {
+            let claim = claim.metadata.name.as_deref().unwrap_or("");
+            actions[failed + 1..]
+                .iter()
+                .find_map(|a| match a {
+                    Action::CreatePod(p) => p.metadata.name.as_deref(),
+                    _ => None,
+                })
+                .filter(|pod| {
+                    claim
+                        .strip_suffix(pod)
+                        .is_some_and(|vct| vct.len() > 1 && vct.ends_with('-'))
+                })
+                .map(|_| CREATE)
+        }
+        _ => None,
+    }
+}
+
+/// The status to write after action `failed` of `actions` failed with `error`: `planned` (or the
+/// set's status when the plan left it unchanged) with the failure's condition (see
+/// [`failure_condition`]). `None` when that is what the set already shows.
+pub fn after_failure(
+    set: &StatefulSet,
+    planned: Option<StatefulSetStatus>,
+    actions: &[Action],
+    failed: usize,
+    error: &str,
+    now: Timestamp,
+) -> Option<StatefulSetStatus> {
+    let Some((type_, verb)) = failure_condition(actions, failed) else {
+        return planned;
+    };
+    let mut status = planned.unwrap_or_else(|| set.status.clone().unwrap_or_default());
+    if let Some(was) = set
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == type_))
+    {
+        // Still failing: the condition the set shows stays as it is.
+        clear(&mut status, type_);
+        status.conditions.get_or_insert_default().push(was.clone());
+    }
+    let message = format!("StatefulPodControl failed to {verb} Pod error: {error}");
+    set_condition(&mut status, type_, message, now);
+    (set.status.as_ref() != Some(&status)).then_some(status)
 }
 
 /// Per volumeClaimTemplate: in-range pods whose claim matches it (storage class when both are set,
@@ -140,3 +230,6 @@ fn volume_claims(ctx: &Ctx<'_>) -> Option<Vec<VolumeClaimStatus>> {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests;

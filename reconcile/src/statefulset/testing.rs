@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
     POD_INDEX_LABEL, RollingUpdateStatefulSetStrategy, STATEFULSET_POD_NAME_LABEL, StatefulSet,
-    StatefulSetSpec, StatefulSetUpdateStrategy, StatefulSetUpdateStrategyType,
+    StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy, StatefulSetUpdateStrategyType,
 };
 use kruise_api::common::LIFECYCLE_STATE_KEY;
 
@@ -71,4 +71,23 @@ pub fn pod(ordinal: i64, revision: &str) -> PodRecord {
     labels.insert(POD_INDEX_LABEL.into(), ordinal.to_string());
     labels.insert(LIFECYCLE_STATE_KEY.into(), "Normal".into());
     p
+}
+
+/// `s` moved from its template (revision 1, `app:1`) to `app:2` (revision 2); returns the revisions
+/// and their names.
+pub fn rolled(s: &mut StatefulSet) -> (Vec<ControllerRevision>, String, String) {
+    let old = revision(s);
+    s.spec.template.spec.as_mut().unwrap().containers[0].image = Some("app:2".into());
+    let new = new_revision(s, 2, Some(0));
+    let (o, n) = (
+        old.metadata.name.clone().unwrap(),
+        new.metadata.name.clone().unwrap(),
+    );
+    s.status = Some(StatefulSetStatus {
+        current_revision: Some(o.clone()),
+        update_revision: Some(n.clone()),
+        collision_count: Some(0),
+        ..Default::default()
+    });
+    (vec![old, new], o, n)
 }

@@ -14,7 +14,7 @@ use crate::cloneset::update::{Priority, UpdateError};
 use crate::inplace::{self, NotInPlace};
 use crate::int_or_percent::{InvalidIntOrPercent, scaled};
 use crate::pods::{self, CONTROLLER_REVISION_HASH, SPECIFIED_DELETE};
-use crate::statefulset::context::{Ctx, healthy, min_delay, terminating};
+use crate::statefulset::context::{Ctx, min_delay, terminating};
 use crate::statefulset::identity;
 use crate::statefulset::revision::template_of;
 use crate::statefulset::scale::delete_pod;
@@ -54,17 +54,20 @@ fn at_update(ctx: &Ctx<'_>, pod: &PodRecord) -> bool {
 /// removed). A live pod's volumes cannot change, so such a pod is recreated within the update budget;
 /// OpenKruise patches the volumes, which the API server refuses, and the set stays `FailedUpdatePod`.
 pub fn claims_differ(ctx: &Ctx<'_>, pod: &PodRecord) -> bool {
-    let Some(ordinal) = identity::ordinal_of(identity::set_name(ctx.set), pods::name(pod)) else {
-        return false;
-    };
     let volumes = pod
         .spec
         .as_ref()
         .and_then(|s| s.volumes.as_deref())
         .unwrap_or_default();
+    let templates: Vec<&str> = identity::template_claims(ctx.set).map(|(n, _)| n).collect();
+    if templates.is_empty() && volumes.iter().all(|v| v.persistent_volume_claim.is_none()) {
+        return false;
+    }
+    let Some(ordinal) = identity::ordinal_of(identity::set_name(ctx.set), pods::name(pod)) else {
+        return false;
+    };
     let set = identity::set_name(ctx.set);
     let suffix = format!("-{set}-{ordinal}");
-    let templates: Vec<&str> = identity::template_claims(ctx.set).map(|(n, _)| n).collect();
     let missing = templates.iter().any(|vct| {
         let want = identity::claim_name(vct, set, ordinal);
         !volumes.iter().any(|v| {
@@ -86,16 +89,17 @@ pub fn claims_differ(ctx: &Ctx<'_>, pod: &PodRecord) -> bool {
 
 /// Shared by the pods updated in one pass.
 #[derive(Default)]
-struct Shared {
+struct Shared<'a> {
+    specs: inplace::SpecCache<'a>,
     texts: inplace::StateText,
     not_ready: [Option<serde_json::Value>; 2],
 }
 
 /// `updatePod`: in place when the policy allows and the change permits, else `deletePod`.
-fn update_pod(
+fn update_pod<'a>(
     ctx: &Ctx<'_>,
-    pod: &PodRecord,
-    shared: &mut Shared,
+    pod: &'a PodRecord,
+    shared: &mut Shared<'a>,
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let name = pods::name(pod).to_owned();
     let policy = ctx.pod_update_policy();
@@ -103,14 +107,16 @@ fn update_pod(
         return Ok((delete_pod(ctx, pod), None));
     }
     let own = pods::label(pod, CONTROLLER_REVISION_HASH).unwrap_or("");
-    let verdict = ctx
-        .revisions
-        .iter()
-        .find(|r| r.metadata.name.as_deref() == Some(own))
-        .map_or(Err(NotInPlace::SpecChanged), |old| match template_of(old) {
-            Ok(t) => inplace::calculate_spec(&t, &ctx.update_template, ctx.update_name),
-            Err(_) => Err(NotInPlace::SpecChanged),
-        });
+    // The verdict depends on the pod's revision only.
+    let verdict = inplace::cached_spec(&mut shared.specs, own, || {
+        ctx.revisions
+            .iter()
+            .find(|r| r.metadata.name.as_deref() == Some(own))
+            .map_or(Err(NotInPlace::SpecChanged), |old| match template_of(old) {
+                Ok(t) => inplace::calculate_spec(&t, &ctx.update_template, ctx.update_name),
+                Err(_) => Err(NotInPlace::SpecChanged),
+            })
+    });
     match verdict {
         Ok(spec) => {
             let grace = ctx
@@ -120,7 +126,7 @@ fn update_pod(
                 .unwrap_or(0);
             inplace::start_hooked(
                 pod,
-                &spec,
+                spec,
                 ctx.hook(|l| l.in_place_update.as_ref()),
                 grace,
                 ctx.now,
@@ -132,7 +138,7 @@ fn update_pod(
         Err(NotInPlace::EnvFromMetadata { containers }) if policy == PodUpdateStrategyType::InPlaceOnly => {
             Err(UpdateError::NeedsRestart {
                 pod: name,
-                containers,
+                containers: containers.clone(),
             })
         }
         Err(_) if policy == PodUpdateStrategyType::InPlaceOnly => Err(UpdateError::InPlaceOnly(name)),
@@ -182,12 +188,13 @@ pub fn update(ctx: &Ctx<'_>, gone: &[String]) -> Result<Updated, InvalidIntOrPer
     }
     let max = usize::try_from(max_unavailable(ctx)?).unwrap_or(usize::MAX);
     let mut unavailable: BTreeSet<&str> = gone.iter().map(String::as_str).collect();
-    for pod in ctx.slots.iter().filter_map(|s| s.pod) {
-        let available = ctx.available(pod);
-        if !available {
+    let mut completion = inplace::Completion::default();
+    for slot in &ctx.slots {
+        let Some(pod) = slot.pod else { continue };
+        if !slot.available {
             out.delay = min_delay(out.delay, ctx.until_available(pod));
         }
-        if !healthy(pod) || !inplace::update_completed(pod) || !available {
+        if !slot.healthy || !completion.update_completed(pod) || !slot.available {
             unavailable.insert(pods::name(pod));
         }
     }

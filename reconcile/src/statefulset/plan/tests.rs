@@ -1,7 +1,7 @@
 use super::*;
 use crate::pods::fixtures::{labelled, now, unready};
 use crate::statefulset::revision::new_revision;
-use crate::statefulset::testing::{pod, revision, set};
+use crate::statefulset::testing::{pod, revision, rolled, set};
 use k8s_openapi::api::core::v1::PersistentVolumeClaimSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -58,25 +58,6 @@ fn patched(plan: &Plan, reason: &str) -> Vec<String> {
             _ => None,
         })
         .collect()
-}
-
-/// `s` moved from its template (revision 1, `app:1`) to `app:2` (revision 2); returns the revisions
-/// and their names.
-fn rolled(s: &mut StatefulSet) -> (Vec<ControllerRevision>, String, String) {
-    let old = revision(s);
-    s.spec.template.spec.as_mut().unwrap().containers[0].image = Some("app:2".into());
-    let new = new_revision(s, 2, Some(0));
-    let (o, n) = (
-        old.metadata.name.clone().unwrap(),
-        new.metadata.name.clone().unwrap(),
-    );
-    s.status = Some(StatefulSetStatus {
-        current_revision: Some(o.clone()),
-        update_revision: Some(n.clone()),
-        collision_count: Some(0),
-        ..Default::default()
-    });
-    (vec![old, new], o, n)
 }
 
 fn parallel(mut s: StatefulSet) -> StatefulSet {

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# A real containerd for tests (the image test now, the node agent's tests later), under a work directory
+# of its own: nothing in /var/lib/containerd or /etc is touched.
+#
+#   scripts/containerd.sh start DIR    installs containerd + runc if missing (Debian, as root), writes
+#                                      DIR/config.toml, starts containerd, waits until it answers;
+#                                      its socket is DIR/containerd.sock
+#   scripts/containerd.sh stop DIR     stops what `start DIR` started
+#
+# Settings these machines need (measured): restrict_oom_score_adj in the CRI section (the VM lacks
+# CAP_SYS_RESOURCE, so runc cannot lower oom_score_adj); root, state, socket and registry config under
+# DIR. containerd 1.6 still creates /run/containerd/s/ for shim sockets.
+set -euo pipefail
+ACTION=${1:?usage: containerd.sh start|stop DIR}
+DIR=$(mkdir -p "${2:?usage: containerd.sh start|stop DIR}" && cd "$2" && pwd)
+
+case $ACTION in
+start)
+  if ! command -v containerd >/dev/null 2>&1 || ! command -v runc >/dev/null 2>&1; then
+    [[ $(id -u) -eq 0 ]] || { echo "containerd/runc missing; run as root to install them" >&2; exit 1; }
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq containerd runc >/dev/null ||
+      { apt-get update -qq && apt-get install -y -qq containerd runc >/dev/null; }
+  fi
+  mkdir -p "$DIR"/{root,state,certs.d}
+  containerd config default | python3 -c '
+import sys
+d = sys.argv[1]
+text = sys.stdin.read()
+for old, new in {
+    "root = \"/var/lib/containerd\"": f"root = \"{d}/root\"",
+    "state = \"/run/containerd\"": f"state = \"{d}/state\"",
+    "address = \"/run/containerd/containerd.sock\"": f"address = \"{d}/containerd.sock\"",
+    "restrict_oom_score_adj = false": "restrict_oom_score_adj = true",
+    "config_path = \"\"": f"config_path = \"{d}/certs.d\"",
+}.items():
+    if old not in text:
+        sys.exit(f"containerd config default has no {old!r}")
+    text = text.replace(old, new)
+print(text)' "$DIR" >"$DIR/config.toml"
+  setsid containerd --config "$DIR/config.toml" >"$DIR/containerd.log" 2>&1 &
+  echo $! >"$DIR/containerd.pid"
+  for _ in $(seq 100); do
+    ctr --address "$DIR/containerd.sock" version >/dev/null 2>&1 && exit 0
+    sleep 0.1
+  done
+  tail -20 "$DIR/containerd.log" >&2
+  echo "containerd did not answer on $DIR/containerd.sock" >&2
+  exit 1
+  ;;
+stop)
+  if [[ -f $DIR/containerd.pid ]]; then
+    kill "$(cat "$DIR/containerd.pid")" 2>/dev/null || true
+    rm -f "$DIR/containerd.pid"
+  fi
+  ;;
+*)
+  echo "usage: containerd.sh start|stop DIR" >&2
+  exit 2
+  ;;
+esac
