@@ -1,6 +1,10 @@
 //! Label, annotation and environment variable names read or written by more than one crate of
 //! kruise-rs, each spelled once. Names owned by one API type live with it in `kruise-api`.
 
+/// Namespaces no webhook sees (the namespaceSelector of every registration), so kruise-rs never blocks the
+/// control plane or itself; no pod there is ever injected.
+pub const EXCLUDED_NAMESPACES: &[&str] = &["kube-system", "kruise-system"];
+
 /// Label that protects an object from deletion (OpenKruise `pkg/apis/policy/v1alpha1`
 /// `DeletionProtectionKey`).
 pub const DELETE_PROTECTION_LABEL: &str = "policy.kruise.io/delete-protection";

@@ -11,14 +11,17 @@
 //! rollout does not move, and upgrades in flight time out and are dropped with their pod.
 
 pub mod audit;
+pub mod cache;
 mod choose;
+pub mod derived;
 pub mod hot;
 pub mod pod_facts;
 mod progress;
 pub mod revision;
+mod take;
 pub mod upgrade;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -33,6 +36,8 @@ use crate::pods;
 use choose::choose;
 use progress::{Progress, condition};
 
+pub use cache::FactsCache;
+pub use derived::{PodFacts, SeenPod, derive_all, seen};
 pub use pod_facts::{SIDECARSET_INPLACE_UPDATE_STATE, SetFacts};
 pub use upgrade::SIDECARSET_UPGRADABLE;
 
@@ -54,8 +59,9 @@ pub struct InFlight {
 /// What one pass plans from.
 pub struct Input<'a> {
     pub sidecar_set: &'a SidecarSet,
-    /// The pods of the namespaces `namespaceSelector` selects (all namespaces without one).
-    pub pods: &'a [&'a PodRecord],
+    /// The pods of the namespaces `namespaceSelector` selects (all namespaces without one), with their
+    /// facts derived for this SidecarSet ([`FactsCache`], [`derive_all`]).
+    pub pods: &'a [SeenPod<'a>],
     /// The latest ControllerRevision's name, if one is kept.
     pub latest_revision: Option<&'a str>,
     /// The collision count the revision was named with.
@@ -143,8 +149,8 @@ fn pod_ref(p: &PodRecord) -> PodRef {
     }
 }
 
-fn names(pods: &[&PodRecord]) -> String {
-    let mut shown: Vec<&str> = pods.iter().take(NAMES_SHOWN).map(|p| pods::name(p)).collect();
+fn names(pods: &[SeenPod<'_>]) -> String {
+    let mut shown: Vec<&str> = pods.iter().take(NAMES_SHOWN).map(|p| pods::name(p.pod)).collect();
     if pods.len() > NAMES_SHOWN {
         shown.push("…");
     }
@@ -155,21 +161,21 @@ fn names(pods: &[&PodRecord]) -> String {
 pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
     let set = input.sidecar_set;
     let facts = SetFacts::of(set);
-    let matched: Vec<&PodRecord> = input
-        .pods
-        .iter()
-        .copied()
-        .filter(|p| pod_facts::is_matched(set, &facts, p))
-        .collect();
-    let updated = |p: &PodRecord| pod_facts::is_updated(&facts, p);
-    let healthy = |p: &PodRecord| pod_facts::is_consistent(&facts, p, &[]) && pod_facts::is_ready(&facts, p);
-    let count = |f: &dyn Fn(&PodRecord) -> bool| matched.iter().filter(|p| f(p)).count() as i32;
+    let mut matched: Vec<SeenPod<'_>> = Vec::with_capacity(input.pods.len());
+    matched.extend(input.pods.iter().copied().filter(|p| p.facts.matched));
+    let (mut updated, mut ready, mut updated_ready) = (0, 0, 0);
+    for p in &matched {
+        let healthy = p.facts.consistent && p.facts.ready;
+        updated += i32::from(p.facts.updated);
+        ready += i32::from(healthy);
+        updated_ready += i32::from(p.facts.updated && healthy);
+    }
     let mut status = SidecarSetStatus {
         observed_generation: set.metadata.generation.unwrap_or(0),
         matched_pods: matched.len() as i32,
-        updated_pods: count(&updated),
-        ready_pods: count(&healthy),
-        updated_ready_pods: count(&|p| updated(p) && healthy(p)),
+        updated_pods: updated,
+        ready_pods: ready,
+        updated_ready_pods: updated_ready,
         latest_revision: input
             .latest_revision
             .map(str::to_string)
@@ -178,7 +184,7 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
         uninjected_pods: 0,
         conditions: None,
     };
-    let uninjected = audit::uninjected(set, &facts, input.pods);
+    let uninjected = audit::uninjected(input.pods);
     status.uninjected_pods = uninjected.len() as i32;
 
     let mut out = Plan {
@@ -211,30 +217,31 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
         )?;
         out.replacements = audit::replacements(&uninjected, &matched, max_unavailable)
             .into_iter()
-            .map(|(p, patch)| (pod_ref(p), patch))
+            .map(|(p, patch)| (pod_ref(p.pod), patch))
             .collect();
     }
     let stopped = strategy.type_ == Some(SidecarSetUpdateStrategyType::NotUpdate) || strategy.paused;
     if out.in_flight.pods.is_empty() && !stopped && facts.has_hot_upgrade() {
-        for p in matched.iter().filter(|p| hot::is_due_flip(&facts, p)) {
-            if let Some(patch) = upgrade::flip_patch(&facts, p, input.now) {
-                out.flips.push((pod_ref(p), patch));
+        for p in matched.iter().filter(|p| p.facts.due_flip) {
+            if let Some(patch) = upgrade::flip_patch(&facts, p.pod, input.now) {
+                out.flips.push((pod_ref(p.pod), patch));
             }
         }
     }
-    let flipped: Vec<&PodRecord> = matched
+    let flipped: Vec<SeenPod<'_>> = if out.flips.is_empty() {
+        Vec::new()
+    } else {
+        let uids: HashSet<&str> = out.flips.iter().map(|(r, _)| r.uid.as_str()).collect();
+        matched
+            .iter()
+            .copied()
+            .filter(|p| uids.contains(p.facts.uid.as_str()))
+            .collect()
+    };
+    let hot_waiting: Vec<SeenPod<'_>> = matched
         .iter()
         .copied()
-        .filter(|p| {
-            out.flips
-                .iter()
-                .any(|(r, _)| r.uid == p.metadata.uid.clone().unwrap_or_default())
-        })
-        .collect();
-    let hot_waiting: Vec<&PodRecord> = matched
-        .iter()
-        .copied()
-        .filter(|p| hot::is_hot_upgrading(&facts, p))
+        .filter(|p| p.facts.hot_upgrading)
         .collect();
     let progress = if !out.in_flight.pods.is_empty() {
         out.requeue_after = Some(IN_FLIGHT_RECHECK);
@@ -319,19 +326,24 @@ pub fn plan(input: &Input<'_>) -> Result<Plan, PlanError> {
 /// `UpdateExpectations.ObserveUpdated` with a timeout: an upgrade is done once the pod shows the hash
 /// it was upgraded to; it is forgotten when the pod is gone or no longer matched, when the SidecarSet
 /// moved to another hash, or after [`IN_FLIGHT_TIMEOUT`].
-fn observe(input: &Input<'_>, facts: &SetFacts, matched: &[&PodRecord]) -> InFlight {
+fn observe(input: &Input<'_>, facts: &SetFacts, matched: &[SeenPod<'_>]) -> InFlight {
     let mut next = input.in_flight.clone();
+    if next.pods.is_empty() {
+        return next;
+    }
+    let by_uid: HashMap<&str, &PodFacts> = matched
+        .iter()
+        .filter(|p| !p.facts.uid.is_empty())
+        .map(|p| (p.facts.uid.as_str(), p.facts))
+        .collect();
     next.pods.retain(|uid, (hash, at)| {
-        let Some(pod) = matched
-            .iter()
-            .find(|p| p.metadata.uid.as_deref() == Some(uid.as_str()))
-        else {
+        let Some(pod) = by_uid.get(uid.as_str()) else {
             return false;
         };
         let fresh = at
             .checked_add(SignedDuration::try_from(IN_FLIGHT_TIMEOUT).unwrap_or_default())
             .is_ok_and(|deadline| input.now < deadline);
-        *hash == facts.hash && fresh && !pod_facts::is_updated(facts, pod)
+        *hash == facts.hash && fresh && !pod.updated
     });
     next
 }

@@ -4,7 +4,10 @@
 //! status, after registering the latest ControllerRevision (in kruise-rs's namespace, where
 //! injection looks for pinned revisions). Pod changes trigger the SidecarSets named in the pod's `kruise.io/sidecarset-injected-list`.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::Pod},
@@ -15,7 +18,7 @@ use kruise_core::names::SIDECARSET_INJECTED_LIST_ANNOTATION as SIDECARSET_INJECT
 use kruise_core::pub_protection::{self, Outcome, PodOperation};
 use kruise_core::selector::selects;
 use kruise_reconcile::sidecarset::{
-    self, InFlight, Input, PodRef, Refusal,
+    self, FactsCache, InFlight, Input, PodFacts, PodRef, Refusal,
     revision::{self, RevisionWrite, Revisions},
 };
 use kube::{
@@ -48,6 +51,25 @@ fn reporter() -> Reporter {
 
 struct SidecarSets {
     recorder: Recorder,
+}
+
+/// Kept per SidecarSet between passes (dropped with it): the upgrades in flight and the facts of its pods,
+/// derived again only for pods whose resourceVersion moved (docs/sidecarset-controller.md, "Facts per
+/// pod version"). Passes of one SidecarSet never overlap, so the lock is never contended.
+#[derive(Clone, Default)]
+struct SetMemory {
+    in_flight: InFlight,
+    facts: Arc<Mutex<FactsCache>>,
+}
+
+impl SetMemory {
+    /// The facts of `pods` for `set`, from the cache.
+    fn facts(&self, set: &SidecarSet, pods: &[&PodRecord]) -> Vec<Arc<PodFacts>> {
+        let mut cache = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        let facts = cache.refresh(set, pods);
+        tracing::trace!(sidecarset = %set.name_any(), pods = pods.len(), derived = cache.derived(), "pod facts");
+        facts
+    }
 }
 
 /// The pods of the namespaces the SidecarSet selects: every namespace without `namespaceSelector`;
@@ -172,17 +194,12 @@ fn budget_refusal(view: &dyn ControllerView, pod: &PodRecord, now: Timestamp) ->
 async fn register_revisions(
     context: &Context,
     set: &SidecarSet,
-    pods: &[&PodRecord],
+    pods: &[sidecarset::SeenPod<'_>],
 ) -> Result<Revisions, Error> {
     let view = context.view.as_ref();
     let namespace = view.own_namespace().to_string();
     let all = view.controller_revisions(&namespace);
-    let facts = sidecarset::SetFacts::of(set);
-    let matched: Vec<&PodRecord> = pods
-        .iter()
-        .copied()
-        .filter(|p| sidecarset::pod_facts::is_matched(set, &facts, p))
-        .collect();
+    let matched: Vec<&PodRecord> = pods.iter().filter(|p| p.facts.matched).map(|p| p.pod).collect();
     let revisions = revision::plan_revisions(set, &revision::owned(set, &all), &matched, &namespace);
     let api: Api<ControllerRevision> = Api::namespaced(context.client.clone(), &namespace);
     for write in &revisions.writes {
@@ -208,7 +225,7 @@ async fn register_revisions(
 
 impl Reconciler for SidecarSets {
     type Object = SidecarSet;
-    type Memory = InFlight;
+    type Memory = SetMemory;
     const DEBOUNCE: Duration = Duration::from_millis(200);
     const RESYNC: Duration = RESYNC;
 
@@ -225,22 +242,25 @@ impl Reconciler for SidecarSets {
     async fn pass(
         self: Arc<Self>,
         set: Arc<SidecarSet>,
-        pass: Pass<SidecarSet, InFlight>,
+        pass: Pass<SidecarSet, SetMemory>,
     ) -> Result<Next, Error> {
         let name = set.name_any();
         let candidates = candidate_pods(pass.context.view.as_ref(), &set);
         let refs: Vec<&PodRecord> = candidates.iter().map(|p| &**p).collect();
-        let revisions = register_revisions(&pass.context, &set, &refs).await?;
-        let in_flight = pass.memory();
+        let mut memory = pass.memory();
+        let facts = memory.facts(&set, &refs);
+        let seen = sidecarset::seen(&refs, &facts);
+        let revisions = register_revisions(&pass.context, &set, &seen).await?;
+        let in_flight = &memory.in_flight;
         let now = Timestamp::now();
         let view = pass.context.view.clone();
         let budget = move |pod: &PodRecord| budget_refusal(view.as_ref(), pod, now);
         let mut plan = sidecarset::plan(&Input {
             sidecar_set: &set,
-            pods: &refs,
+            pods: &seen,
             latest_revision: revisions.latest.metadata.name.as_deref(),
             collision_count: revisions.collision_count,
-            in_flight: &in_flight,
+            in_flight,
             now,
             budget: Some(&budget),
         })
@@ -320,7 +340,8 @@ impl Reconciler for SidecarSets {
                 }
             }
         }
-        pass.keep(plan.in_flight.clone());
+        memory.in_flight = plan.in_flight.clone();
+        pass.keep(memory);
         if let Some(e) = failure {
             return Err(e.into());
         }

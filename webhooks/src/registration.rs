@@ -4,9 +4,7 @@
 //! Mutating/ValidatingWebhookConfiguration objects (and `manifests/webhooks.yaml`) from them, and
 //! `kruise admit -f` routes objects with the same rules.
 
-/// Namespaces no webhook sees (the namespaceSelector of every registration), so kruise-rs never blocks the
-/// control plane or itself.
-pub const EXCLUDED_NAMESPACES: &[&str] = &["kube-system", "kruise-system"];
+pub use kruise_core::names::EXCLUDED_NAMESPACES;
 
 /// One admission rule: requests for `resource` of `group` in one of `versions`, for one of `operations`.
 #[derive(Debug)]

@@ -1,17 +1,16 @@
-//! The injection audit (kruise-rs; OpenKruise has none): active pods the SidecarSet selects (selector and
-//! namespace) that do not hold its sidecars — created while the webhook was down, or admitted with
-//! `failurePolicy: Ignore`. They are counted (`status.uninjectedPods`), named in an event, and, when the
+//! The injection audit (kruise-rs; OpenKruise has none): pods the pod webhook would inject if they were
+//! created now (active, selected by the selector and namespace, in a namespace the webhook sees, injection
+//! not paused — OpenKruise's `PodMatchedSidecarSet` and `injectionStrategy.paused`) that do not hold the
+//! SidecarSet's sidecars — created while the webhook was down, or admitted with `failurePolicy: Ignore`.
+//! Pods left out by design (a label the selector excludes, a paused injection, `kube-system`) are not
+//! reported: replacing them would only bring back another pod without sidecars. They are counted (`status.uninjectedPods`), named in an event, and, when the
 //! SidecarSet opts in with [`REPLACE_UNINJECTED_PODS`], the CloneSet owning them is asked to replace them
 //! (`apps.kruise.io/specified-delete`), never more than `maxUnavailable` unavailable at once.
 
-use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::SidecarSet;
-use kruise_core::owner::controller_of_meta;
-use kruise_core::pod_state;
-use kruise_core::selector::selects_non_empty;
 use serde_json::{Value, json};
 
-use super::pod_facts::{self, SetFacts};
+use super::derived::SeenPod;
 use crate::pods::{self, SPECIFIED_DELETE};
 
 /// SidecarSet annotation: `"true"` lets the controller ask a pod's CloneSet to replace uninjected pods.
@@ -19,29 +18,25 @@ pub const REPLACE_UNINJECTED_PODS: &str = "apps.kruise.io/replace-uninjected-pod
 /// How many pod names the audit event lists.
 pub const NAMES_LISTED: usize = 10;
 
-/// Active pods `set` selects that it has not injected.
-pub fn uninjected<'a>(set: &SidecarSet, facts: &SetFacts, pods: &[&'a PodRecord]) -> Vec<&'a PodRecord> {
+/// Pods the pod webhook would inject now ([`PodFacts::injectable`](super::PodFacts::injectable)) that do
+/// not hold the SidecarSet's sidecars.
+pub fn uninjected<'a>(pods: &[SeenPod<'a>]) -> Vec<SeenPod<'a>> {
     pods.iter()
         .copied()
-        .filter(|p| {
-            let labels = p.metadata.labels.clone().unwrap_or_default();
-            selects_non_empty(set.spec.selector.as_ref(), &labels).unwrap_or(false)
-                && pods::is_active(p)
-                && !pod_facts::is_matched(set, facts, p)
-        })
+        .filter(|p| p.facts.injectable && !p.facts.matched)
         .collect()
 }
 
 /// The audit event's message: the count and the first [`NAMES_LISTED`] pods (`namespace/name`).
-pub fn message(uninjected: &[&PodRecord]) -> String {
+pub fn message(uninjected: &[SeenPod<'_>]) -> String {
     let mut names: Vec<String> = uninjected
         .iter()
         .take(NAMES_LISTED)
         .map(|p| {
             format!(
                 "{}/{}",
-                p.metadata.namespace.as_deref().unwrap_or_default(),
-                pods::name(p)
+                p.pod.metadata.namespace.as_deref().unwrap_or_default(),
+                pods::name(p.pod)
             )
         })
         .collect();
@@ -69,25 +64,24 @@ pub fn replaces(set: &SidecarSet) -> bool {
 /// uninjected and the `matched` ones, where the replacements arrive — count against `max_unavailable`, so
 /// a replacement must be ready before the next ready pod goes; a pod not ready is taken at once (first).
 pub fn replacements<'a>(
-    uninjected: &[&'a PodRecord],
-    matched: &[&PodRecord],
+    uninjected: &[SeenPod<'a>],
+    matched: &[SeenPod<'_>],
     max_unavailable: i64,
-) -> Vec<(&'a PodRecord, Value)> {
-    let by_cloneset = |p: &PodRecord| controller_of_meta(&p.metadata).is_some_and(|o| o.kind == "CloneSet");
+) -> Vec<(SeenPod<'a>, Value)> {
     let mut unavailable = uninjected
         .iter()
         .chain(matched)
-        .filter(|p| pods::has_specified_delete_label(p) || !pod_state::is_ready(p))
+        .filter(|p| p.facts.specified_delete || !p.facts.pod_ready)
         .count() as i64;
-    let mut candidates: Vec<&PodRecord> = uninjected
+    let mut candidates: Vec<SeenPod<'a>> = uninjected
         .iter()
         .copied()
-        .filter(|p| by_cloneset(p) && !pods::has_specified_delete_label(p))
+        .filter(|p| p.facts.by_cloneset && !p.facts.specified_delete)
         .collect();
-    candidates.sort_by_key(|p| pod_state::is_ready(p));
+    candidates.sort_by_key(|p| p.facts.pod_ready);
     let mut out = Vec::new();
     for p in candidates {
-        if pod_state::is_ready(p) {
+        if p.facts.pod_ready {
             if unavailable >= max_unavailable {
                 break;
             }
@@ -95,7 +89,7 @@ pub fn replacements<'a>(
         }
         let patch = json!({"metadata": {
             "labels": {SPECIFIED_DELETE: "true"},
-            "resourceVersion": p.metadata.resource_version,
+            "resourceVersion": p.pod.metadata.resource_version,
         }});
         out.push((p, patch));
     }

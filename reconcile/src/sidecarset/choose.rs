@@ -2,60 +2,47 @@
 //! ActivePods order, `priorityStrategy`, `scatterStrategy`; the last `partition` kept; `maxUnavailable`
 //! spent by matched pods not consistent and ready; a PodUnavailableBudget asked before each write.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::PodRecord;
-use kruise_core::selector::selects;
 
 use super::progress::Progress;
+use super::take::{self, Taken};
 use super::{
-    BUDGET_RECHECK, Event, Input, Plan, PlanError, Refusal, SetFacts, Upgrade, names, pod_facts, pod_ref,
+    BUDGET_RECHECK, Event, Input, Plan, PlanError, Refusal, SeenPod, SetFacts, Upgrade, names, pod_ref,
     upgrade,
 };
 use crate::cloneset::arithmetic::partition_replicas;
-use crate::cloneset::update::Priority;
 use crate::{int_or_percent, pods};
 
 /// `GetNextUpgradePods` and the writes for the chosen pods.
 pub(super) fn choose(
     input: &Input<'_>,
     facts: &SetFacts,
-    matched: &[&PodRecord],
+    matched: &[SeenPod<'_>],
     out: &mut Plan,
 ) -> Result<Progress, PlanError> {
     let set = input.sidecar_set;
     let strategy = &set.spec.update_strategy;
     let total = matched.len() as i32;
-    let selected = |p: &PodRecord| {
-        strategy.selector.is_none()
-            || selects(
-                strategy.selector.as_ref(),
-                &p.metadata.labels.clone().unwrap_or_default(),
-            )
-            .unwrap_or(false)
-    };
-    let waiting: Vec<&PodRecord> = matched
-        .iter()
-        .copied()
-        .filter(|p| !pod_facts::is_updated(facts, p))
-        .collect();
-    let (mut candidates, mut not_upgradable, mut mid_upgrade, mut unselected) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for p in &waiting {
-        if !selected(p) {
-            unselected.push(*p);
-        } else if !pod_facts::is_upgradable(facts, p) {
+    let mut candidates = Vec::with_capacity(matched.len());
+    let (mut not_upgradable, mut mid_upgrade) = (Vec::new(), Vec::new());
+    let mut unselected = 0;
+    for p in matched.iter().filter(|p| !p.facts.updated) {
+        if !p.facts.update_selected {
+            unselected += 1;
+        } else if !p.facts.upgradable {
             not_upgradable.push(*p);
-        } else if pod_facts::is_mid_upgrade(facts, p) {
+        } else if p.facts.mid_upgrade {
             mid_upgrade.push(*p);
         } else {
             candidates.push(*p);
         }
     }
     for p in &not_upgradable {
-        if let Some(patch) = upgrade::upgradable_condition(p, &facts.name, false, input.now) {
-            out.not_upgradable.push((pod_ref(p), patch));
+        if let Some(patch) = upgrade::upgradable_condition(p.pod, &facts.name, false, input.now) {
+            out.not_upgradable.push((pod_ref(p.pod), patch));
         }
     }
     if !not_upgradable.is_empty() {
@@ -68,11 +55,9 @@ pub(super) fn choose(
             ),
         });
     }
-    sort(input, matched, &mut candidates);
-
     let partition = partition_replicas(strategy.partition.as_ref(), total)? as usize;
     let kept = partition.min(candidates.len());
-    candidates.truncate(candidates.len() - kept);
+    let eligible = candidates.len() - kept;
     let max_unavailable = int_or_percent::scaled(
         strategy.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)),
         total,
@@ -82,31 +67,22 @@ pub(super) fn choose(
     // Every matched pod not consistent and ready is unavailable, updated or not (a pod stuck on a bad
     // image stays unavailable after a fixed image makes it a candidate again): taking a not-ready
     // candidate costs nothing, a ready one costs one.
-    let busy: Vec<&PodRecord> = matched
+    let busy: Vec<SeenPod<'_>> = matched
         .iter()
         .copied()
-        .filter(|p| !(pod_facts::is_consistent(facts, p, &[]) && pod_facts::is_ready(facts, p)))
+        .filter(|p| !(p.facts.consistent && p.facts.ready))
         .collect();
-    let mut unavailable = busy.len() as i64;
-    let mut chosen = Vec::new();
-    let mut held: Vec<(&PodRecord, Refusal)> = Vec::new();
-    let refused = |p: &PodRecord| input.budget.and_then(|check| check(p));
-    for p in &candidates {
-        let ready = pod_facts::is_ready(facts, p);
-        if ready && unavailable >= max_unavailable {
-            // Not-ready candidates further on are still taken.
-            continue;
+    let unavailable = busy.len() as i64;
+    // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
+    let refused = |p: &PodRecord| -> Option<Refusal> { input.budget.and_then(|check| check(p)) };
+    let Taken { chosen, held } = match &strategy.scatter_strategy {
+        Some(terms) => {
+            take::sort(&mut candidates);
+            let sorted = scatter(matched, candidates, terms);
+            take::walk(&sorted, kept, unavailable, max_unavailable, &refused)
         }
-        // Checked before the write, with the rule the pod webhook applies: a protected pod waits.
-        if let Some(refusal) = refused(p) {
-            held.push((*p, refusal));
-            continue;
-        }
-        if ready {
-            unavailable += 1;
-        }
-        chosen.push(*p);
-    }
+        None => take::select(&candidates, kept, unavailable, max_unavailable, &refused),
+    };
     if !held.is_empty() {
         out.requeue_after = Some(
             out.requeue_after
@@ -122,7 +98,7 @@ pub(super) fn choose(
     for p in &chosen {
         let metadata = kruise_core::sidecarset::patch_pod_metadata(
             &set.spec,
-            p.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
+            p.pod.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
         )
         .map_err(PlanError::Spec)?;
         let cx = upgrade::UpgradeContext {
@@ -132,11 +108,11 @@ pub(super) fn choose(
             now: input.now,
         };
         out.upgrades.push(Upgrade {
-            pod: pod_ref(p),
-            patch: upgrade::pod_patch(facts, p, cx),
-            condition: upgrade::upgradable_condition(p, &facts.name, true, input.now),
+            pod: pod_ref(p.pod),
+            patch: upgrade::pod_patch(facts, p.pod, cx),
+            condition: upgrade::upgradable_condition(p.pod, &facts.name, true, input.now),
         });
-        if let Some(uid) = &p.metadata.uid {
+        if let Some(uid) = &p.pod.metadata.uid {
             out.in_flight
                 .pods
                 .insert(uid.clone(), (facts.hash.clone(), input.now));
@@ -146,7 +122,7 @@ pub(super) fn choose(
     Ok(if !chosen.is_empty() {
         Progress::new(true, "Updating", format!("updating pod(s) {}", names(&chosen)))
     } else if let Some((_, refusal)) = held.first() {
-        let pods: Vec<&PodRecord> = held.iter().map(|(p, _)| *p).collect();
+        let pods: Vec<SeenPod<'_>> = held.iter().map(|(p, _)| *p).collect();
         Progress::new(
             true,
             "PodUnavailableBudgetReached",
@@ -157,7 +133,7 @@ pub(super) fn choose(
                 refusal.message
             ),
         )
-    } else if !candidates.is_empty() && max_unavailable == 0 {
+    } else if eligible > 0 && max_unavailable == 0 {
         Progress::new(
             false,
             "MaxUnavailableZero",
@@ -166,7 +142,7 @@ pub(super) fn choose(
                 shown(strategy.max_unavailable.as_ref())
             ),
         )
-    } else if !candidates.is_empty() {
+    } else if eligible > 0 {
         Progress::new(
             true,
             "MaxUnavailableReached",
@@ -202,10 +178,7 @@ pub(super) fn choose(
         Progress::new(
             true,
             "SelectorReached",
-            format!(
-                "{} pod(s) are not selected by updateStrategy.selector",
-                unselected.len()
-            ),
+            format!("{unselected} pod(s) are not selected by updateStrategy.selector"),
         )
     })
 }
@@ -219,40 +192,43 @@ fn shown(v: Option<&IntOrString>) -> String {
     }
 }
 
-/// ActivePods order, then `priorityStrategy` (stable), then `scatterStrategy` (terms with value `*`
+/// `scatterStrategy` over candidates sorted by priority and ActivePods order (terms with value `*`
 /// expanded to every value of that label among the matched pods).
-fn sort(input: &Input<'_>, matched: &[&PodRecord], candidates: &mut Vec<&PodRecord>) {
-    let strategy = &input.sidecar_set.spec.update_strategy;
-    let priority = strategy.priority_strategy.as_ref().map(Priority::new);
-    candidates.sort_by_cached_key(|p| {
-        (
-            priority.as_ref().map_or((0, 0), |s| s.key(p)),
-            pods::active_order_key(p),
-        )
-    });
-    if let Some(terms) = &strategy.scatter_strategy {
-        let mut expanded: Vec<kruise_api::common::UpdateScatterTerm> = Vec::new();
-        for term in terms {
-            let values: Vec<String> = if term.value == "*" {
-                matched
-                    .iter()
-                    .filter_map(|p| pods::label(p, &term.key).map(str::to_string))
-                    .collect()
-            } else {
-                vec![term.value.clone()]
+fn scatter<'a>(
+    matched: &[SeenPod<'_>],
+    candidates: Vec<SeenPod<'a>>,
+    terms: &[kruise_api::common::UpdateScatterTerm],
+) -> Vec<SeenPod<'a>> {
+    let mut expanded: Vec<kruise_api::common::UpdateScatterTerm> = Vec::new();
+    for term in terms {
+        let values: Vec<String> = if term.value == "*" {
+            matched
+                .iter()
+                .filter_map(|p| pods::label(p.pod, &term.key).map(str::to_string))
+                .collect()
+        } else {
+            vec![term.value.clone()]
+        };
+        for value in values {
+            let t = kruise_api::common::UpdateScatterTerm {
+                key: term.key.clone(),
+                value,
             };
-            for value in values {
-                let t = kruise_api::common::UpdateScatterTerm {
-                    key: term.key.clone(),
-                    value,
-                };
-                if !expanded.contains(&t) {
-                    expanded.push(t);
-                }
+            if !expanded.contains(&t) {
+                expanded.push(t);
             }
         }
-        *candidates = crate::scatter::scatter(matched, std::mem::take(candidates), &expanded);
     }
+    let all: Vec<&PodRecord> = matched.iter().map(|p| p.pod).collect();
+    let by_address: HashMap<*const PodRecord, SeenPod<'a>> = candidates
+        .iter()
+        .map(|p| (std::ptr::from_ref(p.pod), *p))
+        .collect();
+    let records: Vec<&PodRecord> = candidates.iter().map(|p| p.pod).collect();
+    crate::scatter::scatter(&all, records, &expanded)
+        .into_iter()
+        .filter_map(|p| by_address.get(&std::ptr::from_ref(p)).copied())
+        .collect()
 }
 
 #[cfg(test)]

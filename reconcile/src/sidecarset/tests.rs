@@ -63,9 +63,10 @@ pub(crate) fn set(strategy: Value) -> SidecarSet {
 
 pub(crate) fn run(set: &SidecarSet, pods: &[PodRecord], in_flight: &InFlight) -> Plan {
     let refs: Vec<&PodRecord> = pods.iter().collect();
+    let facts = derive_all(set, &refs);
     plan(&Input {
         sidecar_set: set,
-        pods: &refs,
+        pods: &seen(&refs, &facts),
         latest_revision: Some("sc-abc"),
         collision_count: 0,
         in_flight,
@@ -445,9 +446,11 @@ fn a_pod_a_budget_protects_waits_without_a_write_and_the_condition_names_the_bud
             }),
             _ => None,
         };
+        let s = set(json!({}));
+        let facts = derive_all(&s, &refs);
         let plan = plan(&Input {
-            sidecar_set: &set(json!({})),
-            pods: &refs,
+            sidecar_set: &s,
+            pods: &seen(&refs, &facts),
             latest_revision: Some("sc-abc"),
             collision_count: 0,
             in_flight: &InFlight::default(),

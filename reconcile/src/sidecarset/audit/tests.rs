@@ -1,5 +1,6 @@
 //! The injection audit through the planner.
 
+use kruise_api::PodRecord;
 use serde_json::json;
 
 use super::super::tests::{pod_json, run, set, with};
@@ -122,4 +123,74 @@ fn uninjected_pods_are_counted_named_and_replaced_only_when_asked_within_max_una
     });
     let plan = run(&stored, &pods, &InFlight::default());
     assert!(plan.events.iter().all(|e| e.reason != "UninjectedPods"));
+}
+
+/// Uninjected pods the audit reports, by name.
+fn reported(plan: &crate::sidecarset::Plan) -> (i32, Vec<&str>) {
+    let replaced = plan.replacements.iter().map(|(p, _)| p.name.as_str()).collect();
+    (plan.status.uninjected_pods, replaced)
+}
+
+#[test]
+fn a_pod_whose_own_label_opts_it_out_of_the_selector_is_not_uninjected() {
+    // The selector leaves out pods labelled `sidecar/opt-out` (OpenKruise has no opt-out of its own: a pod
+    // is injected exactly when the selectors select it).
+    let mut s = opted_in(set(json!({"maxUnavailable": 3})));
+    s.spec.selector = Some(
+        serde_json::from_value(json!({"matchLabels": {"app": "demo"},
+            "matchExpressions": [{"key": "sidecar/opt-out", "operator": "DoesNotExist"}]}))
+        .unwrap(),
+    );
+    let mut opted_out = uninjected_pod(1, Some("CloneSet"));
+    opted_out
+        .metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert("sidecar/opt-out".into(), "true".into());
+    let pods = vec![
+        serde_json::from_value(pod_json(0, 0)).unwrap(),
+        opted_out,
+        uninjected_pod(2, Some("CloneSet")),
+    ];
+    let plan = run(&s, &pods, &InFlight::default());
+    assert_eq!(plan.status.matched_pods, 1);
+    assert_eq!(reported(&plan), (1, vec!["p2"]));
+    let event = plan.events.iter().find(|e| e.reason == "UninjectedPods").unwrap();
+    assert!(
+        event.message.starts_with("1 pod(s)") && !event.message.contains("p1"),
+        "{}",
+        event.message
+    );
+}
+
+#[test]
+fn pods_left_out_while_injection_is_paused_are_not_uninjected() {
+    let pods = vec![
+        serde_json::from_value(pod_json(0, 0)).unwrap(),
+        uninjected_pod(1, Some("CloneSet")),
+    ];
+    let mut s = opted_in(set(json!({})));
+    assert_eq!(reported(&run(&s, &pods, &InFlight::default())), (1, vec!["p1"]));
+    // `injectionStrategy.paused`: new pods get no sidecars on purpose, and a replacement would get none.
+    s.spec.injection_strategy.paused = true;
+    let plan = run(&s, &pods, &InFlight::default());
+    assert_eq!(reported(&plan), (0, vec![]));
+    assert!(plan.events.iter().all(|e| e.reason != "UninjectedPods"));
+    assert_eq!(
+        plan.status.matched_pods, 1,
+        "injected pods are still matched and upgraded"
+    );
+}
+
+#[test]
+fn pods_of_namespaces_the_pod_webhook_never_sees_are_not_uninjected() {
+    let mut system = uninjected_pod(1, Some("CloneSet"));
+    system.metadata.namespace = Some("kube-system".into());
+    let pods = vec![system, uninjected_pod(2, Some("CloneSet"))];
+    let plan = run(
+        &opted_in(set(json!({"maxUnavailable": 2}))),
+        &pods,
+        &InFlight::default(),
+    );
+    assert_eq!(reported(&plan), (1, vec!["p2"]));
 }

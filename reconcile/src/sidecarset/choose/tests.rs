@@ -153,3 +153,27 @@ fn priority_weights_order_the_candidates() {
         {"weight": 50, "matchSelector": {"matchLabels": {"tier": "low"}}}]}});
     assert_eq!(chosen(&run(&set(strategy), &pods, &InFlight::default())), ["p0"]);
 }
+
+#[test]
+fn scatter_spreads_the_pods_of_a_term_over_the_round() {
+    // ActivePods order is p5 … p0 (most recently ready first); p5, p4, p3 are in zone a.
+    let mut pods: Vec<PodRecord> = (0..6).map(pod).collect();
+    for p in &mut pods[3..] {
+        p.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("zone".into(), "a".into());
+    }
+    let plain = json!({"maxUnavailable": 3});
+    assert_eq!(
+        chosen(&run(&set(plain), &pods, &InFlight::default())),
+        ["p5", "p4", "p3"]
+    );
+    // One zone-a pod, then two others, in turn; the last zone-a pod goes last.
+    let scattered = json!({"maxUnavailable": 3, "scatterStrategy": [{"key": "zone", "value": "a"}]});
+    assert_eq!(
+        chosen(&run(&set(scattered), &pods, &InFlight::default())),
+        ["p5", "p2", "p1"]
+    );
+}
