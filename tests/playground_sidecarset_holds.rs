@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::playground_sidecarset::{Env, NS, SET, clone_set, image_of, ready, sidecar_set, uid};
+use common::playground_sidecarset::{Env, NS, SET, clone_set, image_of, kubectl, ready, sidecar_set, uid};
 use serde_json::json;
 
 /// How long a test lets a stray write show before asserting none happened (the controller is passed
@@ -125,6 +125,26 @@ async fn a_pod_unavailable_budget_holds_the_upgrade_until_it_is_raised() {
         .await;
     env.apply(&clone_set(3)).await;
     env.settled(3, "agent:1.0").await;
+    // The budget protects the pods once its controller has counted them: until then its status says
+    // nothing is desired and, as in OpenKruise, the check lets a pod through.
+    env.wait("the budget to count the pods", 30, async || {
+        let out = kubectl(
+            &env.kubeconfig,
+            &[
+                "get",
+                "podunavailablebudget",
+                "web-pub",
+                "-n",
+                NS,
+                "-o",
+                "jsonpath={.status.desiredAvailable}",
+            ],
+            None,
+        )
+        .await;
+        out == "3"
+    })
+    .await;
     let requests = env.requests();
     env.set_agent("agent:2.0", json!({})).await;
     env.wait("the budget named in the condition", 30, async || {
