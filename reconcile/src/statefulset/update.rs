@@ -188,6 +188,15 @@ pub fn update(ctx: &Ctx<'_>, gone: &[String]) -> Result<Updated, InvalidIntOrPer
     }
     let max = usize::try_from(max_unavailable(ctx)?).unwrap_or(usize::MAX);
     let mut unavailable: BTreeSet<&str> = gone.iter().map(String::as_str).collect();
+    // An in-range slot without a pod (deleted by an earlier pass and not back yet, or being created
+    // now) is unavailable too: without it a recreate rollout deletes past the budget.
+    let empty: Vec<String> = ctx
+        .slots
+        .iter()
+        .filter(|s| s.pod.is_none())
+        .map(|s| format!("\0slot-{}", s.ordinal))
+        .collect();
+    unavailable.extend(empty.iter().map(String::as_str));
     let mut completion = inplace::Completion::default();
     for slot in &ctx.slots {
         let Some(pod) = slot.pod else { continue };

@@ -368,6 +368,16 @@ fn max_unavailable_rounds_down_and_counts_every_unavailable_pod() {
 }
 
 #[test]
+fn a_slot_whose_pod_is_gone_counts_against_max_unavailable() {
+    let mut s = parallel(set(5));
+    let (revs, old, _) = rolled(&mut s);
+    rolling(&mut s).max_unavailable = Some(IntOrString::Int(2));
+    // web-4 was deleted by the last pass and is not back yet: one more delete, not two.
+    let pods: Vec<PodRecord> = (0..4).map(|o| pod(o, &old)).collect();
+    assert_eq!(deleted(&run(&s, &pods, &revs, &[])), ["web-3"]);
+}
+
+#[test]
 fn unordered_update_follows_the_priority_and_the_partition_quota() {
     let mut s = parallel(set(4));
     let (revs, old, _) = rolled(&mut s);
