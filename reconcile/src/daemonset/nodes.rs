@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{Node, PodSpec};
+use k8s_openapi::api::core::v1::{Node, PodSpec, PodTemplateSpec};
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
@@ -104,6 +104,8 @@ pub struct Ctx<'a> {
     pub desired: i32,
     /// Now.
     pub now: Timestamp,
+    /// The current revision's template as stored (what in-place updates compare old revisions with).
+    pub update_template: Option<PodTemplateSpec>,
 }
 
 impl<'a> Ctx<'a> {
@@ -123,6 +125,7 @@ impl<'a> Ctx<'a> {
             revisions,
             desired: i32::try_from(desired).unwrap_or(i32::MAX),
             now,
+            update_template: None,
         }
     }
 

@@ -9,6 +9,7 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{DaemonSet, DaemonSetStatus};
 
 use crate::action::Action;
+use crate::cloneset::revision::template_of;
 use crate::daemonset::manage::{manage, min_delay};
 use crate::daemonset::nodes::{Ctx, group};
 use crate::daemonset::revision::{current, truncate_history};
@@ -103,7 +104,8 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
     }
     let template = ds.spec.template.spec.clone().unwrap_or_default();
     let (nodes, orphans) = group(&template, input.nodes, input.pods);
-    let ctx = Ctx::new(ds, nodes, &cur.hash, &revisions, input.now);
+    let mut ctx = Ctx::new(ds, nodes, &cur.hash, &revisions, input.now);
+    ctx.update_template = template_of(&cur.revision).ok();
 
     let surge = ctx.max_surge()? > 0;
     let managed = manage(&ctx, &orphans, surge)?;

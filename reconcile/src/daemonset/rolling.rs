@@ -176,6 +176,7 @@ struct Shared<'a> {
 /// The writes that update `pod` in place, when the rollout is in place, the pod was born with the
 /// `InPlaceUpdateReady` gate and only images or metadata changed since its revision.
 fn try_in_place<'a>(ctx: &Ctx<'_>, pod: &'a PodRecord, shared: &mut Shared<'a>) -> Option<Vec<Action>> {
+    let new = ctx.update_template.as_ref()?;
     if !in_place(ctx.ds) || !inplace::has_gate(pod) {
         return None;
     }
@@ -185,7 +186,7 @@ fn try_in_place<'a>(ctx: &Ctx<'_>, pod: &'a PodRecord, shared: &mut Shared<'a>) 
             .iter()
             .find(|r| hash_of(r) == own)
             .map_or(Err(NotInPlace::SpecChanged), |old| match template_of(old) {
-                Ok(t) => inplace::calculate_spec(&t, &ctx.ds.spec.template, ctx.hash),
+                Ok(t) => inplace::calculate_spec(&t, new, ctx.hash),
                 Err(_) => Err(NotInPlace::SpecChanged),
             })
     });
