@@ -101,8 +101,9 @@ pub fn manage(ctx: &Ctx<'_>, orphans: &[&PodRecord], surge: bool) -> Result<Mana
     let needy = partitioned(ctx, needy)?;
     let burst = ctx.burst()?;
     for node in needy.into_iter().take(burst) {
-        out.actions
-            .push(Action::CreatePod(Box::new(new_pod(ctx.ds, node, ctx.hash))));
+        out.actions.push(Action::CreatePod(Box::new(new_pod(
+            ctx.ds, node, ctx.hash, ctx.now,
+        ))));
         out.changed = true;
     }
     for pod in doomed.into_iter().take(burst) {

@@ -4,6 +4,7 @@ use k8s_openapi::api::core::v1::{
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodReadinessGate,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps_v1beta1::{
     DEPRECATED_TEMPLATE_GENERATION_ANNOTATION, DaemonSet, POD_TEMPLATE_GENERATION_LABEL, RollingUpdateType,
 };
@@ -11,6 +12,7 @@ use kruise_api::common::IN_PLACE_UPDATE_READY;
 use kruise_core::node_fit::daemon_tolerations;
 
 use crate::daemonset::revision::{ds_name, owner_reference};
+use crate::history::{FNV_OFFSET, fnv1_32, safe_encode};
 use crate::pods::CONTROLLER_REVISION_HASH;
 
 /// The rollout updates pods in place where it can (`rollingUpdateType: InPlaceIfPossible`).
@@ -23,10 +25,20 @@ pub fn in_place(ds: &DaemonSet) -> bool {
         == Some(&RollingUpdateType::InPlaceIfPossible)
 }
 
+/// The name of a new pod: `<ds>-` and five characters of the alphabet of generated names, hashed from
+/// the node, the revision and the time. Upstream lets the apiserver pick (`generateName`); choosing it
+/// here lets the loop's expectations wait for exactly that pod (a clash is a 409, planned again).
+pub fn pod_name(ds: &DaemonSet, node: &str, hash: &str, now: Timestamp) -> String {
+    let seed = format!("{node}/{hash}/{}", now.as_nanosecond());
+    let h = fnv1_32(seed.bytes(), FNV_OFFSET);
+    let suffix: String = safe_encode(&h.to_string()).chars().rev().take(5).collect();
+    format!("{}-{suffix}", ds_name(ds))
+}
+
 /// The pod of `ds` for `node` at revision `hash`: the template's metadata and spec, the hash label,
 /// the controller ownerReference, the daemon tolerations, the required node affinity replaced by
 /// `metadata.name In [node]`, and the `InPlaceUpdateReady` gate when the rollout is in place.
-pub fn new_pod(ds: &DaemonSet, node: &str, hash: &str) -> Pod {
+pub fn new_pod(ds: &DaemonSet, node: &str, hash: &str, now: Timestamp) -> Pod {
     let template = &ds.spec.template;
     let meta = template.metadata.clone().unwrap_or_default();
     let mut labels = meta.labels.unwrap_or_default();
@@ -65,6 +77,7 @@ pub fn new_pod(ds: &DaemonSet, node: &str, hash: &str) -> Pod {
     }
     Pod {
         metadata: ObjectMeta {
+            name: Some(pod_name(ds, node, hash, now)),
             generate_name: Some(format!("{}-", ds_name(ds))),
             namespace: ds.metadata.namespace.clone(),
             labels: Some(labels),

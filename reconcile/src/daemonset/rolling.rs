@@ -160,8 +160,9 @@ fn surge(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidIntOr
     }
     let extra = budget.saturating_sub(in_use);
     for node in now.into_iter().chain(candidates.into_iter().take(extra)) {
-        out.actions
-            .push(Action::CreatePod(Box::new(new_pod(ctx.ds, node, ctx.hash))));
+        out.actions.push(Action::CreatePod(Box::new(new_pod(
+            ctx.ds, node, ctx.hash, ctx.now,
+        ))));
     }
     Ok(out)
 }

@@ -214,6 +214,16 @@ fn one_pod_per_eligible_node_pinned_by_node_affinity() {
         panic!("no create")
     };
     assert_eq!(first.metadata.generate_name.as_deref(), Some("agent-"));
+    let names: std::collections::BTreeSet<_> = p
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::CreatePod(p) => p.metadata.name.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("agent-") && n.len() == 11));
     let owner = &first.metadata.owner_references.as_ref().unwrap()[0];
     assert_eq!((owner.kind.as_str(), owner.controller), ("DaemonSet", Some(true)));
     let spec = first.spec.as_ref().unwrap();
