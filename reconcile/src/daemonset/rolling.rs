@@ -171,7 +171,7 @@ fn surge(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidIntOr
 struct Shared<'a> {
     specs: inplace::SpecCache<'a>,
     texts: inplace::StateText,
-    not_ready: [Option<serde_json::Value>; 2],
+    not_ready: [Option<std::sync::Arc<serde_json::Value>>; 2],
 }
 
 /// The writes that update `pod` in place, when the rollout is in place, the pod was born with the
