@@ -1,8 +1,6 @@
 //! What one pass knows: the pods of each node and whether the node should run one, in node-name
 //! order, and the DaemonSet's parameters resolved against the live desired count.
 
-use std::collections::HashMap;
-
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, PodSpec, PodTemplateSpec};
 use k8s_openapi::jiff::Timestamp;
@@ -73,11 +71,11 @@ pub fn group<'a>(
         })
         .collect();
     out.sort_unstable_by(|a, b| a.name.cmp(b.name));
-    let index: HashMap<&str, usize> = out.iter().enumerate().map(|(i, n)| (n.name, i)).collect();
     let mut orphans = Vec::new();
     for pod in all {
-        match node_of(pod).and_then(|n| index.get(n)) {
-            Some(&i) => out[i].pods.push(pod),
+        let at = node_of(pod).and_then(|n| out.binary_search_by(|x| x.name.cmp(n)).ok());
+        match at {
+            Some(i) => out[i].pods.push(pod),
             None => orphans.push(pod),
         }
     }

@@ -30,9 +30,31 @@ pub struct Rolled {
     pub delay: Option<Duration>,
 }
 
-/// The live pods of a node split by revision: (current, old), each oldest first.
-fn split<'a>(ctx: &Ctx<'_>, node: &NodePods<'a>) -> (Vec<&'a PodRecord>, Vec<&'a PodRecord>) {
-    node.live().partition(|p| ctx.is_current(p))
+/// The live pods of a node by revision: the oldest current and old pod and how many of each.
+struct Split<'a> {
+    new: Option<&'a PodRecord>,
+    old: Option<&'a PodRecord>,
+    new_count: usize,
+    old_count: usize,
+}
+
+fn split<'a>(ctx: &Ctx<'_>, node: &NodePods<'a>) -> Split<'a> {
+    let mut s = Split {
+        new: None,
+        old: None,
+        new_count: 0,
+        old_count: 0,
+    };
+    for p in node.live() {
+        if ctx.is_current(p) {
+            s.new = s.new.or(Some(p));
+            s.new_count += 1;
+        } else {
+            s.old = s.old.or(Some(p));
+            s.old_count += 1;
+        }
+    }
+    s
 }
 
 /// The nodes the rollout may touch, highest names first: nodes already updated or updating, then
@@ -48,10 +70,10 @@ pub fn chosen_nodes<'c, 'a>(ctx: &'c Ctx<'a>) -> Result<Vec<&'c NodePods<'a>>, I
             continue;
         }
         total += 1;
-        let (new, old) = split(ctx, node);
-        if !new.is_empty() || new.len() + old.len() > 1 {
+        let s = split(ctx, node);
+        if s.new_count > 0 || s.old_count > 1 {
             updated.push(node);
-        } else if old.first().is_none_or(|p| preparing_delete(p)) {
+        } else if s.old.is_none_or(preparing_delete) {
             updating.push(node);
         } else {
             let selected = match &parsed {
@@ -92,10 +114,10 @@ fn replace(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidInt
     let mut in_flight = 0usize;
     let (mut unavailable_old, mut available_old) = (Vec::new(), Vec::new());
     for node in chosen {
-        let (new, old) = split(ctx, node);
-        match (new.as_slice(), old.as_slice()) {
-            ([], []) => in_flight += usize::from(node.fit.should_run),
-            ([n], []) => {
+        let s = split(ctx, node);
+        match (s.new_count, s.old_count, s.new, s.old) {
+            (0, 0, ..) => in_flight += usize::from(node.fit.should_run),
+            (1, 0, Some(n), _) => {
                 if !ctx.available(n) || preparing_delete(n) {
                     in_flight += 1;
                     if pods::is_ready(n) {
@@ -103,9 +125,9 @@ fn replace(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidInt
                     }
                 }
             }
-            ([], [o]) if preparing_delete(o) => in_flight += 1,
-            ([], [o]) if ctx.available(o) => available_old.push(*o),
-            ([], [o]) => unavailable_old.push(*o),
+            (0, 1, _, Some(o)) if preparing_delete(o) => in_flight += 1,
+            (0, 1, _, Some(o)) if ctx.available(o) => available_old.push(o),
+            (0, 1, _, Some(o)) => unavailable_old.push(o),
             _ => in_flight += 1,
         }
     }
@@ -139,17 +161,13 @@ fn surge(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidIntOr
     let mut in_use = 0usize;
     let (mut now, mut candidates) = (Vec::new(), Vec::new());
     for node in chosen {
-        let (new, old) = split(ctx, node);
-        if new.len() > 1
-            || new
-                .first()
-                .is_some_and(|n| !ctx.available(n) || preparing_delete(n))
-        {
+        let s = split(ctx, node);
+        if s.new_count > 1 || s.new.is_some_and(|n| !ctx.available(n) || preparing_delete(n)) {
             in_use += 1;
             continue;
         }
-        let Some(old) = old.first() else { continue };
-        if !new.is_empty() {
+        let Some(old) = s.old else { continue };
+        if s.new_count > 0 {
             continue;
         }
         if ctx.available(old) {
