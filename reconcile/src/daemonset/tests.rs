@@ -1,9 +1,11 @@
-//! Table tests of the Advanced DaemonSet planner. Nodes are `n1`…`n5`; "old" pods carry the hash of
-//! the template at image `v1`, the DaemonSet is at `v2` unless a test says otherwise.
+//! Table tests of the Advanced DaemonSet planner. Nodes are `n1`…`n5`; "old" pods (Running, ready for an
+//! hour) carry the hash of the template at image `v1` ([`old_revision`]); the DaemonSet is at `v2`
+//! unless a test says otherwise; [`creates`] gives the nodes of the pods a plan creates.
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::api::core::v1::{Container, Node, NodeSpec, PodSpec, PodTemplateSpec, Taint};
-use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
+use k8s_openapi::api::core::v1::{
+    Container, Node, NodeSpec, PodCondition, PodReadinessGate, PodSpec, PodTemplateSpec, Taint,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -81,7 +83,6 @@ fn nodes(count: usize) -> Vec<Node> {
     (1..=count).map(|i| node(&format!("n{i}"))).collect()
 }
 
-/// A Running pod on `node` at `hash`, created and ready an hour ago (or not ready).
 fn pod(node: &str, hash: &str, ready: bool) -> PodRecord {
     let mut p = PodRecord::default();
     p.metadata.name = Some(format!("agent-{node}-{hash}"));
@@ -119,7 +120,6 @@ fn with_gate(mut p: PodRecord) -> PodRecord {
     p
 }
 
-/// The old revision (image v1) and its hash.
 fn old_revision() -> (ControllerRevision, String) {
     let r = new_revision(&ds("v1"), 1, None);
     let h = hash_of(&r).to_owned();
@@ -140,7 +140,6 @@ fn run(ds: &DaemonSet, nodes: &[Node], pods: &[PodRecord], revisions: &[Controll
     .unwrap()
 }
 
-/// The nodes of the pods the plan creates, in order.
 fn creates(plan: &Plan) -> Vec<String> {
     plan.actions
         .iter()
@@ -200,8 +199,6 @@ fn one_pod_per_eligible_node_pinned_by_node_affinity() {
     all[3].metadata.labels = Some([("pool".to_string(), "other".to_string())].into());
     let mut d = ds("v1");
     let spec = d.spec.template.spec.as_mut().unwrap();
-    spec.node_selector = Some([("kubernetes.io/hostname".to_string(), String::new())].into());
-    spec.node_selector = None;
     spec.affinity = Some(
         serde_json::from_value(serde_json::json!({"nodeAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
