@@ -1,6 +1,5 @@
-//! Table tests of the Advanced DaemonSet planner. Nodes are `n1`…`n5`; "old" pods (Running, ready for an
-//! hour) carry the hash of the template at image `v1` ([`old_revision`]); the DaemonSet is at `v2`
-//! unless a test says otherwise; [`creates`] gives the nodes of the pods a plan creates.
+//! Table tests of the Advanced DaemonSet planner: nodes `n1`…`n5`; "old" pods (Running, ready for an
+//! hour) carry the hash of the template at image `v1`; the DaemonSet is at `v2` unless a test says otherwise.
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{
