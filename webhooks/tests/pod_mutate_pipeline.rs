@@ -250,3 +250,49 @@ fn a_pod_that_does_not_decode_is_a_bad_request_naming_the_field() {
         denial.message
     );
 }
+
+/// Only a pod CREATE is mutated: the same pod as a CREATE of a subresource (`binding`, `eviction`) or as
+/// an UPDATE that only changes labels gets no patch, records nothing and is allowed, while the plain
+/// CREATE of it (the control) is patched.
+#[test]
+fn subresources_and_label_updates_are_allowed_untouched() {
+    let pod = json!({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "a", "image": "app:1"}]}});
+    let view = view_of(&[
+        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+            "metadata": {"name": "agents"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                "containers": [{"name": "agent", "image": "agent:1"}]}}),
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "pub", "namespace": "ns"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1}}),
+    ]);
+    let create = common::pod_mutate::create_request(&pod, "ns");
+    let control = pod_mutate::mutate(&create, &view, &Settings::default());
+    assert!(!control.patch.is_empty(), "the CREATE itself is patched");
+
+    for sub in ["binding", "eviction", "status"] {
+        let mut request = create.clone();
+        request.sub_resource = Some(sub.into());
+        let decision = pod_mutate::mutate(&request, &view, &Settings::default());
+        assert!(decision.allowed(), "{sub}");
+        assert!(
+            decision.patch.is_empty() && decision.writes.is_empty(),
+            "{sub}: {:?}",
+            decision.patch
+        );
+    }
+
+    let mut relabelled = pod.clone();
+    relabelled["metadata"]["labels"]["tier"] = json!("front");
+    let mut update = common::pod_mutate::create_request(&relabelled, "ns");
+    update.operation = kruise_webhooks::Operation::Update;
+    update.old_object = Some(pod.clone());
+    let decision = pod_mutate::mutate(&update, &view, &Settings::default());
+    assert!(decision.allowed());
+    assert!(
+        decision.patch.is_empty() && decision.writes.is_empty(),
+        "{:?}",
+        decision.patch
+    );
+}
