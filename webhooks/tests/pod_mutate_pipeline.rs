@@ -296,3 +296,51 @@ fn subresources_and_label_updates_are_allowed_untouched() {
         decision.patch
     );
 }
+
+/// Two SidecarSets that would inject the same container name into one pod deny it with 422 (a pod the
+/// apiserver would refuse is never produced); an invalid SidecarSet is skipped with a warning while the
+/// valid ones are still injected.
+#[test]
+fn a_sidecar_name_clash_is_denied_and_an_invalid_sidecar_set_is_skipped_with_a_warning() {
+    let pod = json!({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "a", "image": "app:1"}]}});
+    let sidecar_set = |name: &str, container: Value| {
+        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "containers": [container]}})
+    };
+    let agent = |image: &str| json!({"name": "agent", "image": image});
+    let request = common::pod_mutate::create_request(&pod, "ns");
+
+    let clash = view_of(&[
+        sidecar_set("one", agent("agent:1")),
+        sidecar_set("two", agent("agent:2")),
+    ]);
+    let decision = pod_mutate::mutate(&request, &clash, &Settings::default());
+    let denial = decision.denial.expect("denied");
+    assert_eq!((denial.code, denial.reason.as_str()), (422, "Invalid"));
+    assert!(denial.message.contains("agent"), "{}", denial.message);
+
+    // A selector operator Kubernetes does not know makes the SidecarSet invalid.
+    let mut broken = sidecar_set("broken", json!({"name": "logger", "image": "logger:1"}));
+    broken["spec"]["selector"]["matchExpressions"] = json!([{"key": "tier", "operator": "Bogus"}]);
+    let mixed = view_of(&[broken, sidecar_set("good", agent("agent:1"))]);
+    let decision = pod_mutate::mutate(&request, &mixed, &Settings::default());
+    assert!(decision.allowed());
+    assert!(
+        decision.warnings.iter().any(|w| w.contains("broken")),
+        "{:?}",
+        decision.warnings
+    );
+    assert_eq!(decision.skipped_sidecar_sets, ["broken"]);
+    let out = patched(&request, &decision);
+    let names: Vec<&str> = out["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"agent") && !names.contains(&"logger"),
+        "{names:?}"
+    );
+}
