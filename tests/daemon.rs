@@ -3,6 +3,8 @@
 
 #[path = "common/containerd.rs"]
 mod containerd;
+#[path = "common/repo_script.rs"]
+mod repo_script;
 
 use std::{
     net::TcpListener,
