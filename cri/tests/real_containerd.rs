@@ -6,6 +6,8 @@
 mod containerd;
 #[path = "../../tests/common/registry.rs"]
 mod registry;
+#[path = "../../tests/common/repo_script.rs"]
+mod repo_script;
 
 use std::time::Duration;
 

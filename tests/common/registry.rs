@@ -3,20 +3,10 @@
 //! with a message), unless `KRUISE_REQUIRE_CRI` is set (CI sets it).
 #![allow(dead_code)]
 
-use std::{net::TcpListener, path::Path, process::Command};
+use std::{net::TcpListener, process::Command};
 
 fn script() -> Command {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = [
-        here.join("scripts/registry.sh"),
-        here.join("../scripts/registry.sh"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .expect("scripts/registry.sh");
-    let mut command = Command::new("bash");
-    command.arg(path);
-    command
+    crate::repo_script::bash_script("registry.sh")
 }
 
 /// A registry of the test's own; stopped on drop.
