@@ -1,4 +1,4 @@
-//! CustomResourceDefinitions for the five kinds, each serving `v1alpha1` and `v1beta1`
+//! CustomResourceDefinitions for the six kinds, each serving `v1alpha1` and `v1beta1`
 //! (storage), converted by the webhook at `/convert`.
 
 use k8s_openapi::ByteString;
@@ -24,7 +24,7 @@ pub const CONVERSION_SERVICE_PORT: i32 = 443;
 /// Version stored in etcd for every kind.
 pub const STORAGE_VERSION: &str = "v1beta1";
 
-/// All CRDs, sorted by name: clonesets, podunavailablebudgets, sidecarsets, statefulsets,
+/// All CRDs, sorted by name: clonesets, daemonsets, podunavailablebudgets, sidecarsets, statefulsets,
 /// workloadspreads.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     let mut out = vec![
@@ -32,6 +32,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         merged(apps_a::SidecarSet::crd(), apps_b::SidecarSet::crd()),
         merged(apps_a::WorkloadSpread::crd(), apps_b::WorkloadSpread::crd()),
         merged(apps_a::StatefulSet::crd(), apps_b::StatefulSet::crd()),
+        merged(apps_a::DaemonSet::crd(), apps_b::DaemonSet::crd()),
         merged(
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),

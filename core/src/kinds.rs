@@ -17,7 +17,10 @@ use k8s_openapi::api::{
 };
 use kruise_api::{
     PodRecord,
-    apps_v1beta1::{CloneSet, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread},
+    apps_v1beta1::{
+        CloneSet, DaemonSet as AdvancedDaemonSet, SidecarSet, StatefulSet as AdvancedStatefulSet,
+        WorkloadSpread,
+    },
     policy_v1beta1::PodUnavailableBudget,
 };
 use serde_json::Value;
@@ -219,5 +222,10 @@ registry! {
     advanced_stateful_sets: AdvancedStatefulSet {
         namespaced: true, status: false, optional: false,
         convert: Some(kruise_api::statefulset_to_v1beta1),
+    },
+    /// OpenKruise's Advanced DaemonSets (`apps.kruise.io` `DaemonSet`), read as v1beta1.
+    advanced_daemon_sets: AdvancedDaemonSet {
+        namespaced: true, status: false, optional: false,
+        convert: Some(kruise_api::daemonset_to_v1beta1),
     },
 }

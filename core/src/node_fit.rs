@@ -68,6 +68,9 @@ pub fn daemon_pod_fit(template: &PodSpec, node: &Node) -> Fit {
         .as_ref()
         .and_then(|s| s.taints.as_deref())
         .unwrap_or_default();
+    if node_taints.is_empty() {
+        return Fit::YES;
+    }
     let tolerations = daemon_tolerations(template);
     let untolerated = |effects: &[&str]| {
         node_taints.iter().any(|taint| {

@@ -5,6 +5,7 @@
 //! One module per controller family:
 //!
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
+//! - [`daemonset`]: the Advanced DaemonSet planner (`pkg/controller/daemonset`; docs/advanced-daemonset.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar upgrades (`pkg/controller/sidecarset`).
 //! - [`statefulset`]: the Advanced StatefulSet planner (`pkg/controller/statefulset`;
@@ -25,6 +26,7 @@
 
 pub mod action;
 pub mod cloneset;
+pub mod daemonset;
 pub mod expectations;
 pub mod history;
 pub mod inplace;

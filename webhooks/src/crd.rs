@@ -9,6 +9,8 @@
 //! | `/validate-apps-kruise-io-cloneset` | CloneSet | deletion protection, then validation and immutable fields |
 //! | `/mutate-apps-kruise-io-statefulset` | Advanced StatefulSet | defaults (and pod-template defaults) |
 //! | `/validate-apps-kruise-io-statefulset` | Advanced StatefulSet | deletion protection, then validation and immutable fields |
+//! | `/mutate-apps-kruise-io-daemonset` | Advanced DaemonSet | defaults (no pod-template defaults) |
+//! | `/validate-apps-kruise-io-daemonset` | Advanced DaemonSet | validation and immutable fields |
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //!
@@ -34,6 +36,7 @@
 //! admit`) judges the object the apiserver would store, not an intermediate one.
 
 pub mod cloneset;
+pub mod daemonset;
 pub mod defaults;
 pub mod field;
 pub mod meta;

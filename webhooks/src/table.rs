@@ -112,6 +112,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    MutateAdvancedDaemonSet {
+        path: "/mutate-apps-kruise-io-daemonset",
+        handler: |request, view, settings| crate::crd::daemonset::mutate(request),
+        registrations: [{
+            name: "mdaemonset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "daemonsets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     MutateSidecarSet {
         path: "/mutate-apps-kruise-io-sidecarset",
         handler: |request, view, settings| crate::crd::sidecarset::mutate(request),
@@ -251,6 +262,18 @@ webhooks! {
         registrations: [{
             name: "vstatefulset.kb.io",
             rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "statefulsets", CUD)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// Advanced DaemonSet validation (OpenKruise has no DELETE rule for it).
+    ValidateAdvancedDaemonSet {
+        path: "/validate-apps-kruise-io-daemonset",
+        handler: |request, view, settings| crate::crd::daemonset::validate(request, view, settings),
+        registrations: [{
+            name: "vdaemonset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "daemonsets", CU)],
             scope: AllObjects,
             side_effects: None,
             failure_policy: Fail,
