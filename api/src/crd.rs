@@ -1,4 +1,4 @@
-//! CustomResourceDefinitions for the five kinds, each serving `v1alpha1` and `v1beta1`
+//! CustomResourceDefinitions for the six kinds, each serving `v1alpha1` and `v1beta1`
 //! (storage), converted by the webhook at `/convert`.
 
 use k8s_openapi::ByteString;
@@ -24,14 +24,18 @@ pub const CONVERSION_SERVICE_PORT: i32 = 443;
 /// Version stored in etcd for every kind.
 pub const STORAGE_VERSION: &str = "v1beta1";
 
-/// All CRDs, sorted by name: clonesets, podunavailablebudgets, sidecarsets, statefulsets,
-/// workloadspreads.
+/// All CRDs, sorted by name: clonesets, podunavailablebudgets, resourcedistributions, sidecarsets,
+/// statefulsets, workloadspreads.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     let mut out = vec![
         merged(apps_a::CloneSet::crd(), apps_b::CloneSet::crd()),
         merged(apps_a::SidecarSet::crd(), apps_b::SidecarSet::crd()),
         merged(apps_a::WorkloadSpread::crd(), apps_b::WorkloadSpread::crd()),
         merged(apps_a::StatefulSet::crd(), apps_b::StatefulSet::crd()),
+        merged(
+            apps_a::ResourceDistribution::crd(),
+            apps_b::ResourceDistribution::crd(),
+        ),
         merged(
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kruise_api::crd::{crd_files, crds, crds_yaml};
 use serde_json::Value;
 
@@ -58,6 +59,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
         [
             "clonesets.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
+            "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
             "statefulsets.apps.kruise.io",
             "workloadspreads.apps.kruise.io"
@@ -89,24 +91,39 @@ fn crds_have_both_versions_and_webhook_conversion() {
         assert_eq!(svc.path.as_deref(), Some("/convert"));
         assert_eq!(svc.port, Some(443));
     }
-    let sidecarset = &all[2];
-    assert_eq!(sidecarset.spec.scope, "Cluster");
-    for crd in [&all[0], &all[1], &all[3], &all[4]] {
-        assert_eq!(crd.spec.scope, "Namespaced");
+    for crd in &all {
+        let cluster = ["sidecarsets", "resourcedistributions"].contains(&crd.spec.names.plural.as_str());
+        let scope = if cluster { "Cluster" } else { "Namespaced" };
+        assert_eq!(crd.spec.scope, scope, "{}", crd.spec.names.plural);
     }
+}
+
+/// Index of the CRD with this plural in `all`.
+fn at(all: &[CustomResourceDefinition], plural: &str) -> usize {
+    all.iter()
+        .position(|c| c.spec.names.plural == plural)
+        .unwrap_or_else(|| panic!("no CRD {plural}"))
 }
 
 #[test]
 fn short_names_printer_columns_and_scale_match_openkruise() {
     let all = crds();
-    let short = |i: usize| all[i].spec.names.short_names.clone().unwrap_or_default();
-    assert_eq!(short(0), ["clone"]);
-    assert_eq!(short(1), ["pub"]);
-    assert!(short(2).is_empty());
-    assert_eq!(short(3), ["sts", "asts"]);
-    assert_eq!(short(4), ["ws"]);
-    let columns = |i: usize| -> Vec<String> {
-        all[i].spec.versions[1]
+    let short = |p: &str| {
+        all[at(&all, p)]
+            .spec
+            .names
+            .short_names
+            .clone()
+            .unwrap_or_default()
+    };
+    assert_eq!(short("clonesets"), ["clone"]);
+    assert_eq!(short("podunavailablebudgets"), ["pub"]);
+    assert_eq!(short("resourcedistributions"), ["distributor"]);
+    assert!(short("sidecarsets").is_empty());
+    assert_eq!(short("statefulsets"), ["sts", "asts"]);
+    assert_eq!(short("workloadspreads"), ["ws"]);
+    let columns = |p: &str| -> Vec<String> {
+        all[at(&all, p)].spec.versions[1]
             .additional_printer_columns
             .clone()
             .unwrap_or_default()
@@ -115,7 +132,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             .collect()
     };
     assert_eq!(
-        columns(0),
+        columns("clonesets"),
         [
             "DESIRED=.spec.replicas",
             "UPDATED=.status.updatedReplicas",
@@ -130,7 +147,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         ]
     );
     assert_eq!(
-        columns(3),
+        columns("statefulsets"),
         [
             "DESIRED=.spec.replicas",
             "CURRENT=.status.replicas",
@@ -142,7 +159,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         ]
     );
     assert_eq!(
-        columns(4),
+        columns("workloadspreads"),
         [
             "WorkloadName=.spec.targetRef.name",
             "WorkloadKind=.spec.targetRef.kind",
@@ -150,7 +167,17 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "Age=.metadata.creationTimestamp",
         ]
     );
-    for v in all[0].spec.versions.iter().chain(&all[3].spec.versions) {
+    assert_eq!(
+        columns("resourcedistributions"),
+        [
+            "TOTAL=.status.desired",
+            "SUCCEED=.status.succeeded",
+            "FAILED=.status.failed"
+        ]
+    );
+    let clonesets = &all[at(&all, "clonesets")];
+    let statefulsets = &all[at(&all, "statefulsets")];
+    for v in clonesets.spec.versions.iter().chain(&statefulsets.spec.versions) {
         let scale = v
             .subresources
             .as_ref()
@@ -249,9 +276,9 @@ fn schemas_are_structural() {
 #[test]
 fn embedded_pod_objects_are_schemaless() {
     let all = crds();
-    let schema = |i: usize, ver: usize| {
+    let schema = |p: &str, ver: usize| {
         serde_json::to_value(
-            all[i].spec.versions[ver]
+            all[at(&all, p)].spec.versions[ver]
                 .schema
                 .as_ref()
                 .unwrap()
@@ -262,7 +289,7 @@ fn embedded_pod_objects_are_schemaless() {
         .unwrap()
     };
     for ver in 0..2 {
-        let cs = schema(0, ver);
+        let cs = schema("clonesets", ver);
         let spec = &cs["properties"]["spec"]["properties"];
         assert_eq!(spec["template"]["type"], "object");
         assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
@@ -276,7 +303,7 @@ fn embedded_pod_objects_are_schemaless() {
             serde_json::json!(["selector", "template"])
         );
 
-        let scs = schema(2, ver);
+        let scs = schema("sidecarsets", ver);
         let spec = &scs["properties"]["spec"]["properties"];
         assert_eq!(
             spec["volumes"]["items"]["x-kubernetes-preserve-unknown-fields"],
@@ -287,7 +314,7 @@ fn embedded_pod_objects_are_schemaless() {
         assert!(container["properties"].get("image").is_none());
         assert!(container["properties"].get("transferEnv").is_some());
 
-        let sts = schema(3, ver);
+        let sts = schema("statefulsets", ver);
         let spec = &sts["properties"]["spec"]["properties"];
         assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
         assert!(spec["template"].get("properties").is_none());
@@ -320,7 +347,19 @@ fn embedded_pod_objects_are_schemaless() {
             );
         }
 
-        let ws = schema(4, ver);
+        let rd = schema("resourcedistributions", ver);
+        let resource = &rd["properties"]["spec"]["properties"]["resource"];
+        assert_eq!(resource["x-kubernetes-embedded-resource"], true);
+        assert_eq!(resource["x-kubernetes-preserve-unknown-fields"], true);
+        let targets = &rd["properties"]["spec"]["properties"]["targets"]["properties"];
+        let selector = if ver == 0 {
+            "namespaceLabelSelector"
+        } else {
+            "namespaceSelector"
+        };
+        assert!(targets.get(selector).is_some(), "{selector} in version {ver}");
+
+        let ws = schema("workloadspreads", ver);
         let subset = &ws["properties"]["spec"]["properties"]["subsets"]["items"];
         assert_eq!(
             subset["properties"]["patch"]["x-kubernetes-preserve-unknown-fields"],
@@ -334,11 +373,11 @@ fn yaml_stream_has_one_document_per_crd() {
     let yaml = crds_yaml();
     assert_eq!(
         yaml.matches("\n---\n").count() + usize::from(yaml.starts_with("---\n")),
-        4
+        crds().len() - 1
     );
     assert_eq!(yaml, crds_yaml(), "rendering is deterministic");
     let docs: Vec<Value> = serde_saphyr::from_multiple(&yaml).expect("YAML parses back");
-    assert_eq!(docs.len(), 5);
+    assert_eq!(docs.len(), crds().len());
     for (doc, crd) in docs.iter().zip(crds()) {
         assert_eq!(doc, &serde_json::to_value(&crd).unwrap());
     }

@@ -17,7 +17,9 @@ use k8s_openapi::api::{
 };
 use kruise_api::{
     PodRecord,
-    apps_v1beta1::{CloneSet, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread},
+    apps_v1beta1::{
+        CloneSet, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread,
+    },
     policy_v1beta1::PodUnavailableBudget,
 };
 use serde_json::Value;
@@ -219,5 +221,11 @@ registry! {
     advanced_stateful_sets: AdvancedStatefulSet {
         namespaced: true, status: false, optional: false,
         convert: Some(kruise_api::statefulset_to_v1beta1),
+    },
+    /// ResourceDistributions (cluster-scoped), read as v1beta1. Their copies (ConfigMaps, Secrets) are
+    /// not cached: the controller lists them by label per pass (`docs/resource-distribution.md`).
+    resource_distributions: ResourceDistribution {
+        namespaced: false, status: true, optional: false,
+        convert: Some(kruise_api::resourcedistribution_to_v1beta1),
     },
 }

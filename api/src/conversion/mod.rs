@@ -1,4 +1,4 @@
-//! Conversion between `v1alpha1` and `v1beta1` for the five kinds, following OpenKruise's
+//! Conversion between `v1alpha1` and `v1beta1` for the six kinds, following OpenKruise's
 //! `*_conversion.go` mappings.
 //!
 //! The conversion works on the JSON object: fields both versions share are carried over
@@ -25,6 +25,8 @@
 //!   valid v1beta1 form (`metav1.Condition` requires one); none is invented.
 //! * StatefulSet (Advanced): lossless; the v1beta1-only fields travel in the annotation
 //!   `kruise-rs.io/statefulset-v1beta1-fields` (`statefulset.rs`), where OpenKruise drops them.
+//! * ResourceDistribution: lossless; only `targets.namespaceLabelSelector` ↔ `namespaceSelector`
+//!   and the conditions' `failedNamespace` ↔ `failedNamespaces` are renamed.
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -40,6 +42,7 @@
 mod cloneset;
 mod json;
 mod podunavailablebudget;
+mod resourcedistribution;
 mod sidecarset;
 mod statefulset;
 mod workloadspread;
@@ -102,6 +105,7 @@ enum Kind {
     WorkloadSpread,
     PodUnavailableBudget,
     StatefulSet,
+    ResourceDistribution,
 }
 
 impl Kind {
@@ -111,6 +115,7 @@ impl Kind {
             (crate::apps::GROUP, "SidecarSet") => Some(Self::SidecarSet),
             (crate::apps::GROUP, "WorkloadSpread") => Some(Self::WorkloadSpread),
             (crate::apps::GROUP, "StatefulSet") => Some(Self::StatefulSet),
+            (crate::apps::GROUP, "ResourceDistribution") => Some(Self::ResourceDistribution),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -123,6 +128,7 @@ impl Kind {
             Self::WorkloadSpread => "WorkloadSpread",
             Self::PodUnavailableBudget => "PodUnavailableBudget",
             Self::StatefulSet => "StatefulSet",
+            Self::ResourceDistribution => "ResourceDistribution",
         }
     }
 
@@ -141,7 +147,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
-/// Converts `object` (any served version of the five kinds) to `desired_api_version`.
+/// Converts `object` (any served version of the six kinds) to `desired_api_version`.
 ///
 /// `desired_api_version` is `group/version` as in a ConversionReview (a bare version is read
 /// in the object's group). An object already at that version is returned unchanged.
@@ -177,6 +183,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::PodUnavailableBudget, false) => podunavailablebudget::to_v1alpha1(&ctx, map)?,
         (Kind::StatefulSet, true) => statefulset::to_v1beta1(&ctx, map)?,
         (Kind::StatefulSet, false) => statefulset::to_v1alpha1(&ctx, map)?,
+        (Kind::ResourceDistribution, true) => resourcedistribution::to_v1beta1(&ctx, map)?,
+        (Kind::ResourceDistribution, false) => resourcedistribution::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -273,6 +281,20 @@ pub fn statefulset_to_v1beta1(value: &Value) -> Result<apps_b::StatefulSet, Conv
 /// Reads an Advanced StatefulSet of either version as v1alpha1.
 pub fn statefulset_to_v1alpha1(value: &Value) -> Result<apps_a::StatefulSet, ConversionError> {
     typed(value, Kind::StatefulSet, "v1alpha1")
+}
+
+/// Reads a ResourceDistribution of either version as v1beta1.
+pub fn resourcedistribution_to_v1beta1(
+    value: &Value,
+) -> Result<apps_b::ResourceDistribution, ConversionError> {
+    typed(value, Kind::ResourceDistribution, "v1beta1")
+}
+
+/// Reads a ResourceDistribution of either version as v1alpha1.
+pub fn resourcedistribution_to_v1alpha1(
+    value: &Value,
+) -> Result<apps_a::ResourceDistribution, ConversionError> {
+    typed(value, Kind::ResourceDistribution, "v1alpha1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.
