@@ -244,4 +244,10 @@ spec:
         err.contains("resource apiVersion, kind, and name are immutable"),
         "{err}"
     );
+
+    // Deleting the distribution removes its copies (garbage collection by the owner reference).
+    ok(k, &["delete", "resourcedistribution", "registry-token"]);
+    wait_for("the copy garbage collected", || {
+        get(k, "secret", "a", "registry-token").is_none()
+    });
 }
