@@ -1,0 +1,15 @@
+//! The Container Runtime Interface as the node agent (`kruise daemon`) uses it: CRI v1 clients over a
+//! unix socket ([`Runtime::connect`]) and the search for the runtime's socket ([`discover`]), as
+//! docs/node-agent.md describes.
+
+mod connect;
+mod discover;
+
+pub use connect::{ConnectError, Runtime};
+pub use discover::{CANDIDATES, DiscoverError, Discovered, candidates, discover};
+
+/// The generated CRI v1 messages and clients (`runtime.v1`).
+#[allow(missing_docs, clippy::all, clippy::pedantic)]
+pub mod v1 {
+    tonic::include_proto!("runtime.v1");
+}
