@@ -81,8 +81,9 @@ pub fn decide(template: &Template, namespace: &str, existing: Option<&Value>) ->
     }
 }
 
-fn namespace_of(object: &Value) -> Option<&str> {
-    object.pointer("/metadata/namespace").and_then(Value::as_str)
+/// `metadata.<key>` as a string (without `Value::pointer`, which allocates per token).
+fn meta_str<'a>(object: &'a Value, key: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(key)?.as_str()
 }
 
 /// Plans one pass. `copies` are the objects of the template's kind and name the loop found (the ones
@@ -101,12 +102,12 @@ pub fn plan<'n>(
         .collect();
     let mut existing: BTreeMap<&str, &Value> = BTreeMap::new();
     for copy in copies {
-        let named = copy.pointer("/metadata/name").and_then(Value::as_str) == Some(template.name.as_str());
+        let named = meta_str(copy, "name") == Some(template.name.as_str());
         let kind = copy
             .get("kind")
             .and_then(Value::as_str)
             .is_none_or(|k| k == template.kind);
-        if let (true, true, Some(ns)) = (named, kind, namespace_of(copy)) {
+        if let (true, true, Some(ns)) = (named, kind, meta_str(copy, "namespace")) {
             existing.insert(ns, copy);
         }
     }
@@ -138,10 +139,7 @@ pub fn plan<'n>(
         if desired.contains(*namespace) || gone || !template.controls(copy) {
             continue;
         }
-        let uid = copy
-            .pointer("/metadata/uid")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let uid = meta_str(copy, "uid").map(str::to_string);
         steps.push(Step::Delete {
             namespace: namespace.to_string(),
             uid,

@@ -172,7 +172,8 @@ impl Template {
     /// else by kind and name).
     pub fn controls(&self, object: &Value) -> bool {
         let owners = object
-            .pointer("/metadata/ownerReferences")
+            .get("metadata")
+            .and_then(|m| m.get("ownerReferences"))
             .and_then(Value::as_array);
         let Some(controller) = owners
             .into_iter()
@@ -211,14 +212,17 @@ impl Template {
             want.iter()
                 .all(|(k, v)| got.and_then(|g| g.get(k)).and_then(Value::as_str) == Some(v))
         };
-        let finalizers = string_set(meta.and_then(|m| m.get("finalizers")));
+        let finalizers_ok = self.finalizers.is_empty()
+            || self
+                .finalizers
+                .is_subset(&string_set(meta.and_then(|m| m.get("finalizers"))));
         let owned = meta
             .and_then(|m| m.get("ownerReferences"))
             .and_then(Value::as_array)
             .is_some_and(|o| o.contains(&self.controller_ref));
         has_all("labels", &self.labels)
             && has_all("annotations", &self.annotations)
-            && self.finalizers.is_subset(&finalizers)
+            && finalizers_ok
             && owned
             && self
                 .metadata
