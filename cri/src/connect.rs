@@ -72,7 +72,6 @@ impl Runtime {
         // The URI is required by tonic but unused: the connector always dials the socket.
         let channel = Endpoint::from_static("http://cri.invalid")
             .connect_timeout(timeout)
-            .timeout(timeout)
             .connect_with_connector(tower::service_fn(move |_: Uri| {
                 let socket = socket.clone();
                 async move {
