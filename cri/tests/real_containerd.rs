@@ -4,12 +4,17 @@
 
 #[path = "../../tests/common/containerd.rs"]
 mod containerd;
+#[path = "../../tests/common/registry.rs"]
+mod registry;
+#[path = "../../tests/common/repo_script.rs"]
+mod repo_script;
 
 use std::time::Duration;
 
 use containerd::Containerd;
+use registry::Registry;
 
-use kruise_cri::{DiscoverError, discover, v1::ListImagesRequest};
+use kruise_cri::{DiscoverError, ImageError, discover, v1::ListImagesRequest};
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -54,4 +59,33 @@ async fn a_dead_socket_before_the_live_one_is_skipped() {
         matches!(only, Err(DiscoverError::NoneAnswered(ref e)) if e.len() == 1),
         "{only:?}"
     );
+}
+
+#[tokio::test]
+async fn an_image_is_pulled_from_a_loopback_registry_and_a_missing_tag_fails_with_the_runtime_message() {
+    let (Some(containerd), Some(registry)) = (Containerd::start(), Registry::start()) else {
+        return;
+    };
+    let runtime = discover(containerd.dir(), None, TIMEOUT).await.unwrap().runtime;
+    let image = registry.push("demo:v1");
+    assert_eq!(
+        runtime.image_id(&image).await.unwrap(),
+        None,
+        "not on the node yet"
+    );
+    let pulled = runtime.pull_image(&image, None, TIMEOUT).await.unwrap();
+    assert!(pulled.starts_with("sha256:"), "{pulled}");
+    assert_eq!(runtime.image_id(&image).await.unwrap(), Some(pulled.clone()));
+    // Pulling again is a no-op with the same id.
+    assert_eq!(runtime.pull_image(&image, None, TIMEOUT).await.unwrap(), pulled);
+
+    let missing = registry.reference("demo:v9");
+    let err = runtime.pull_image(&missing, None, TIMEOUT).await.unwrap_err();
+    assert!(matches!(err, ImageError::Pull { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("Failed to pull image reference \"{missing}\"")),
+        "{text}"
+    );
+    assert!(text.contains("not found"), "{text}");
 }

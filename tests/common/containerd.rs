@@ -5,19 +5,8 @@
 
 use std::{path::Path, process::Command};
 
-/// `bash scripts/containerd.sh`, found from either crate's manifest directory.
 fn script() -> Command {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = [
-        here.join("scripts/containerd.sh"),
-        here.join("../scripts/containerd.sh"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .expect("scripts/containerd.sh");
-    let mut command = Command::new("bash");
-    command.arg(path);
-    command
+    crate::repo_script::bash_script("containerd.sh")
 }
 
 /// A containerd of the test's own; stopped on drop.
