@@ -4,6 +4,8 @@
 //! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
+//! - [`resource_distribution`]: ResourceDistribution copies and status (off with
+//!   `--feature-gates ResourceDistributionGate=false`);
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
 //! - [`daemonset`]: Advanced DaemonSet pods, revisions and status;
 //! - [`statefulset`]: Advanced StatefulSet pods, claims, revisions and status;
@@ -29,6 +31,7 @@ pub mod launch_priority;
 pub mod pod_readiness;
 pub mod pods;
 pub mod pub_status;
+pub mod resource_distribution;
 pub mod sidecarset;
 pub mod sightings;
 pub mod statefulset;
@@ -66,6 +69,8 @@ pub struct Context {
     pub view: Arc<dyn ControllerView>,
     /// The `kruise_sidecarset_uninjected_pods` gauge the SidecarSet controller sets.
     pub uninjected_pods: crate::server::metrics::UninjectedPods,
+    /// The feature gates (`ResourceDistributionGate` decides whether that controller runs).
+    pub settings: kruise_core::Settings,
 }
 
 /// Errors of one reconcile; the error policy requeues with backoff.
@@ -87,6 +92,9 @@ pub enum Error {
     Gone,
     #[error("invalid {what}: {message}")]
     Invalid { what: &'static str, message: String },
+    /// Some writes of a pass failed (the status says which); the pass is retried with backoff.
+    #[error("{what}: {message}")]
+    Partial { what: &'static str, message: String },
 }
 
 impl From<kube::Error> for Error {
@@ -134,6 +142,12 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     set.spawn(daemonset::run(context.clone()));
     set.spawn(pods::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
+    if context
+        .settings
+        .enabled(kruise_core::Gate::ResourceDistributionGate)
+    {
+        set.spawn(resource_distribution::run(context.clone()));
+    }
     set.spawn(sidecarset::run(context.clone()));
     set.spawn(statefulset::run(context.clone()));
     set.spawn(workload_spread::run(context.clone()));

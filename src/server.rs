@@ -271,6 +271,7 @@ async fn cluster_state(
     let ready = readiness.clone();
     let controller_client = client.clone();
     let uninjected_pods = metrics.sidecarset_uninjected_pods.clone();
+    let settings = args.settings();
     let caches = tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {
             tracing::info!("cluster caches synced");
@@ -281,6 +282,7 @@ async fn cluster_state(
                 client: controller_client,
                 view: Arc::new(synced),
                 uninjected_pods,
+                settings,
             };
             // Runs until this task is aborted ([`Running::stop`]), which stops the controllers.
             controllers::run_while_leading(context, leading).await;

@@ -58,6 +58,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
         client: cluster.client.clone(),
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        settings: Default::default(),
     }));
     Env { cluster, controller }
 }

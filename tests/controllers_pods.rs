@@ -15,6 +15,7 @@ fn context(cluster: &Cluster) -> Context {
         client: cluster.client.clone(),
         view: Arc::new(MemoryView::default()),
         uninjected_pods: Default::default(),
+        settings: Default::default(),
     }
 }
 

@@ -61,6 +61,7 @@ async fn start(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         client,
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        settings: Default::default(),
     }))
 }
 

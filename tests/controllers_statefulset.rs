@@ -56,6 +56,7 @@ async fn start(arm: impl FnOnce(&Cluster)) -> Env {
         client: cluster.client.clone(),
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        settings: Default::default(),
     }));
     Env { cluster, controller }
 }

@@ -48,6 +48,7 @@ async fn run_controller(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         client,
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        settings: Default::default(),
     }))
 }
 

@@ -114,6 +114,16 @@ pub(crate) fn preserve_unknown_object(_: &mut SchemaGenerator) -> Schema {
     })
 }
 
+/// Schema for a whole Kubernetes object embedded in a spec (ResourceDistribution's resource):
+/// `apiVersion`, `kind` and `metadata` checked by the API server, every other field preserved.
+pub(crate) fn embedded_resource(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "x-kubernetes-embedded-resource": true,
+        "x-kubernetes-preserve-unknown-fields": true,
+    })
+}
+
 /// Schema for a list of schemaless embedded objects.
 pub(crate) fn preserve_unknown_object_list(_: &mut SchemaGenerator) -> Schema {
     json_schema!({

@@ -24,8 +24,8 @@ pub const CONVERSION_SERVICE_PORT: i32 = 443;
 /// Version stored in etcd for every kind.
 pub const STORAGE_VERSION: &str = "v1beta1";
 
-/// All CRDs, sorted by name: clonesets, daemonsets, podunavailablebudgets, sidecarsets, statefulsets,
-/// workloadspreads.
+/// All CRDs, sorted by name: clonesets, daemonsets, podunavailablebudgets, resourcedistributions,
+/// sidecarsets, statefulsets, workloadspreads.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     let mut out = vec![
         merged(apps_a::CloneSet::crd(), apps_b::CloneSet::crd()),
@@ -33,6 +33,10 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         merged(apps_a::WorkloadSpread::crd(), apps_b::WorkloadSpread::crd()),
         merged(apps_a::StatefulSet::crd(), apps_b::StatefulSet::crd()),
         merged(apps_a::DaemonSet::crd(), apps_b::DaemonSet::crd()),
+        merged(
+            apps_a::ResourceDistribution::crd(),
+            apps_b::ResourceDistribution::crd(),
+        ),
         merged(
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),

@@ -67,6 +67,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "clonesets.apps.kruise.io",
             "daemonsets.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
+            "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
             "statefulsets.apps.kruise.io",
             "workloadspreads.apps.kruise.io"
@@ -99,12 +100,14 @@ fn crds_have_both_versions_and_webhook_conversion() {
         assert_eq!(svc.port, Some(443));
     }
     for crd in &all {
-        let cluster_scoped = crd.spec.names.plural == "sidecarsets";
+        let cluster_scoped =
+            ["sidecarsets", "resourcedistributions"].contains(&crd.spec.names.plural.as_str());
         let scope = if cluster_scoped { "Cluster" } else { "Namespaced" };
         assert_eq!(crd.spec.scope, scope, "{:?}", crd.metadata.name);
     }
 }
 
+/// Index of the CRD with this plural in `all`.
 #[test]
 fn short_names_printer_columns_and_scale_match_openkruise() {
     let all = crds();
@@ -118,6 +121,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     };
     assert_eq!(short("clonesets"), ["clone"]);
     assert_eq!(short("podunavailablebudgets"), ["pub"]);
+    assert_eq!(short("resourcedistributions"), ["distributor"]);
     assert!(short("sidecarsets").is_empty());
     assert_eq!(short("statefulsets"), ["sts", "asts"]);
     assert_eq!(short("workloadspreads"), ["ws"]);
@@ -164,6 +168,14 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "WorkloadKind=.spec.targetRef.kind",
             "Adaptive=.spec.scheduleStrategy.type[?(@ == \"Adaptive\")]",
             "Age=.metadata.creationTimestamp",
+        ]
+    );
+    assert_eq!(
+        columns("resourcedistributions"),
+        [
+            "TOTAL=.status.desired",
+            "SUCCEED=.status.succeeded",
+            "FAILED=.status.failed"
         ]
     );
     assert_eq!(short("daemonsets"), ["daemon", "ads"]);
@@ -383,6 +395,18 @@ fn embedded_pod_objects_are_schemaless() {
         let status = &ds["properties"]["status"]["properties"];
         assert_eq!(status.get("updateRevision").is_some(), ver == 1);
         assert_eq!(status.get("daemonSetHash").is_some(), ver == 0);
+
+        let rd = schema("resourcedistributions", ver);
+        let resource = &rd["properties"]["spec"]["properties"]["resource"];
+        assert_eq!(resource["x-kubernetes-embedded-resource"], true);
+        assert_eq!(resource["x-kubernetes-preserve-unknown-fields"], true);
+        let targets = &rd["properties"]["spec"]["properties"]["targets"]["properties"];
+        let selector = if ver == 0 {
+            "namespaceLabelSelector"
+        } else {
+            "namespaceSelector"
+        };
+        assert!(targets.get(selector).is_some(), "{selector} in version {ver}");
 
         let ws = schema("workloadspreads", ver);
         let subset = &ws["properties"]["spec"]["properties"]["subsets"]["items"];

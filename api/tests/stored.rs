@@ -22,6 +22,10 @@ fn decodes(value: &Value) -> Result<(), String> {
         ("StatefulSet", false) => decode::<apps_v1alpha1::StatefulSet>(kind, value).map(drop),
         ("DaemonSet", true) => decode::<apps_v1beta1::DaemonSet>(kind, value).map(drop),
         ("DaemonSet", false) => decode::<apps_v1alpha1::DaemonSet>(kind, value).map(drop),
+        ("ResourceDistribution", true) => decode::<apps_v1beta1::ResourceDistribution>(kind, value).map(drop),
+        ("ResourceDistribution", false) => {
+            decode::<apps_v1alpha1::ResourceDistribution>(kind, value).map(drop)
+        }
         ("PodUnavailableBudget", true) => {
             decode::<policy_v1beta1::PodUnavailableBudget>(kind, value).map(drop)
         }
@@ -47,6 +51,7 @@ const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "DaemonSet"),
     ("apps.kruise.io", "SidecarSet"),
     ("apps.kruise.io", "WorkloadSpread"),
+    ("apps.kruise.io", "ResourceDistribution"),
     ("policy.kruise.io", "PodUnavailableBudget"),
 ];
 
@@ -143,6 +148,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/cluster/podunavailablebudget.yaml"),
         include_str!("../../examples/cluster/sidecarset.yaml"),
         include_str!("../../examples/cluster/workloadspread.yaml"),
+        include_str!("../../examples/cluster/resourcedistribution.yaml"),
         include_str!("../../examples/playground/cloneset.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/daemonset.yaml"),
@@ -152,7 +158,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
     .flat_map(|text| serde_saphyr::from_multiple::<Value>(text).unwrap())
     .filter(|doc| KINDS.iter().any(|(_, kind)| doc["kind"] == *kind))
     .collect();
-    assert!(docs.len() >= 5, "{docs:?}");
+    assert!(docs.len() >= 6, "{docs:?}");
     let mut failures = Vec::new();
     for doc in &docs {
         assert_eq!(decodes(doc), Ok(()), "{doc}");

@@ -64,7 +64,8 @@ gates! {
     CloneSetEventHandlerOptimization = "CloneSetEventHandlerOptimization", openkruise false, kruise_rs false;
     PreparingUpdateAsUpdate = "PreparingUpdateAsUpdate", openkruise false, kruise_rs false;
     ImagePullJobGate = "ImagePullJobGate", openkruise false, kruise_rs false;
-    ResourceDistributionGate = "ResourceDistributionGate", openkruise false, kruise_rs false;
+    // kruise-rs ships ResourceDistribution on (docs/resource-distribution.md).
+    ResourceDistributionGate = "ResourceDistributionGate", openkruise false, kruise_rs true;
     DeletionProtectionForCRDCascadingGate = "DeletionProtectionForCRDCascadingGate", openkruise false, kruise_rs false;
     EnhancedLivenessProbe = "EnhancedLivenessProbe", openkruise false, kruise_rs false;
     RecreatePodWhenChangeVCTInCloneSetGate = "RecreatePodWhenChangeVCTInCloneSetGate", openkruise false, kruise_rs false;

@@ -1,16 +1,17 @@
 use super::*;
 
 #[test]
-fn defaults_are_openkruise_s_but_deletion_protection() {
+fn defaults_are_openkruise_s_but_deletion_protection_and_resource_distribution() {
     let gates = FeatureGates::default();
     for gate in Gate::ALL {
         let want = match gate {
-            Gate::ResourcesDeletionProtection => true,
+            Gate::ResourcesDeletionProtection | Gate::ResourceDistributionGate => true,
             other => other.openkruise_default(),
         };
         assert_eq!(gates.enabled(*gate), want, "{gate}");
     }
     assert!(!Gate::ResourcesDeletionProtection.openkruise_default());
+    assert!(!Gate::ResourceDistributionGate.openkruise_default());
     assert_eq!(Gate::ALL.len(), 36);
 }
 

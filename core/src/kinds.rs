@@ -18,8 +18,8 @@ use k8s_openapi::api::{
 use kruise_api::{
     PodRecord,
     apps_v1beta1::{
-        CloneSet, DaemonSet as AdvancedDaemonSet, SidecarSet, StatefulSet as AdvancedStatefulSet,
-        WorkloadSpread,
+        CloneSet, DaemonSet as AdvancedDaemonSet, ResourceDistribution, SidecarSet,
+        StatefulSet as AdvancedStatefulSet, WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -227,5 +227,11 @@ registry! {
     advanced_daemon_sets: AdvancedDaemonSet {
         namespaced: true, status: false, optional: false,
         convert: Some(kruise_api::daemonset_to_v1beta1),
+    },
+    /// ResourceDistributions (cluster-scoped), read as v1beta1. Their copies (ConfigMaps, Secrets) are
+    /// not cached: the controller lists them by label per pass (`docs/resource-distribution.md`).
+    resource_distributions: ResourceDistribution {
+        namespaced: false, status: true, optional: false,
+        convert: Some(kruise_api::resourcedistribution_to_v1beta1),
     },
 }

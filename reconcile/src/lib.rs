@@ -7,6 +7,8 @@
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`daemonset`]: the Advanced DaemonSet planner (`pkg/controller/daemonset`; docs/advanced-daemonset.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
+//! - [`resource_distribution`]: ResourceDistribution copies and status
+//!   (`pkg/controller/resourcedistribution`; docs/resource-distribution.md).
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar upgrades (`pkg/controller/sidecarset`).
 //! - [`statefulset`]: the Advanced StatefulSet planner (`pkg/controller/statefulset`;
 //!   docs/advanced-statefulset.md#controller).
@@ -34,6 +36,7 @@ pub mod int_or_percent;
 pub mod lifecycle;
 pub mod pods;
 pub mod pub_status;
+pub mod resource_distribution;
 pub mod rfc3339;
 pub mod scatter;
 pub mod sidecarset;

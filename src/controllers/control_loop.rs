@@ -175,19 +175,41 @@ impl<K: Object> Triggers<K> {
     }
 
     /// Changes of `W` trigger the objects `owners` names.
-    pub fn watch<W>(
+    pub fn watch<W>(self, owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static) -> Self
+    where
+        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    {
+        self.watch_with(watch_config(), owners)
+    }
+
+    /// Changes of the `W` objects carrying label `selector` (a label selector string) trigger the
+    /// objects `owners` names: only those objects cross the wire (a change that removes the label
+    /// arrives as a deletion).
+    pub fn watch_labelled<W>(
+        self,
+        selector: &str,
+        owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
+    ) -> Self
+    where
+        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    {
+        self.watch_with(watch_config().labels(selector), owners)
+    }
+
+    fn watch_with<W>(
         mut self,
+        config: watcher::Config,
         owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
     ) -> Self
     where
         W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
         let known = self.known.clone();
-        self.controller =
-            self.controller
-                .watches(Api::<W>::all(self.client.clone()), watch_config(), move |w: W| {
-                    owners(&w, &known)
-                });
+        self.controller = self
+            .controller
+            .watches(Api::<W>::all(self.client.clone()), config, move |w: W| {
+                owners(&w, &known)
+            });
         self
     }
 }

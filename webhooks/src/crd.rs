@@ -13,6 +13,7 @@
 //! | `/validate-apps-kruise-io-daemonset` | Advanced DaemonSet | validation and immutable fields |
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
+//! | `/validate-apps-kruise-io-resourcedistribution` | ResourceDistribution | gate, resource and targets |
 //!
 //! OpenKruise has no defaulting webhook for PodUnavailableBudget or WorkloadSpread (their CRD schemas
 //! carry the defaults), so kruise-rs has none either.
@@ -42,6 +43,7 @@ pub mod field;
 pub mod meta;
 pub mod podspec;
 pub mod podunavailablebudget;
+pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;
@@ -85,7 +87,7 @@ pub(crate) fn raw_object(
     group: &str,
     kind: &str,
 ) -> Result<Value, Box<Decision>> {
-    let namespaced = kind != "SidecarSet";
+    let namespaced = !matches!(kind, "SidecarSet" | "ResourceDistribution");
     let object = match which {
         Which::New => request.object.as_ref(),
         Which::Old => request.old_object.as_ref(),

@@ -301,6 +301,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    ValidateResourceDistribution {
+        path: "/validate-apps-kruise-io-resourcedistribution",
+        handler: |request, view, settings| crate::crd::resourcedistribution::validate(request, settings),
+        registrations: [{
+            name: "vresourcedistribution.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "resourcedistributions", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     ValidateSidecarSet {
         path: "/validate-apps-kruise-io-sidecarset",
         handler: |request, view, settings| crate::crd::sidecarset::validate(request, view),

@@ -12,6 +12,7 @@ const PATHS: &[&str] = &[
     "/validate-apps-kruise-io-cloneset",
     "/validate-policy-kruise-io-podunavailablebudget",
     "/validate-apps-kruise-io-workloadspread",
+    "/validate-apps-kruise-io-resourcedistribution",
 ];
 
 fn kind_of(path: &str) -> (&'static str, &'static str) {
@@ -19,6 +20,8 @@ fn kind_of(path: &str) -> (&'static str, &'static str) {
         ("apps.kruise.io", "SidecarSet")
     } else if path.contains("cloneset") {
         ("apps.kruise.io", "CloneSet")
+    } else if path.contains("resourcedistribution") {
+        ("apps.kruise.io", "ResourceDistribution")
     } else if path.contains("podunavailablebudget") {
         ("policy.kruise.io", "PodUnavailableBudget")
     } else {
@@ -104,6 +107,10 @@ fn mangled_objects_are_answered() {
         json!({"protectOperations": "DELETE"}),
         json!({"patchPodMetadata": [{"annotations": {"a": 1}}]}),
         json!({"scheduleStrategy": {"adaptive": {"rescheduleCriticalSeconds": "x"}}}),
+        json!({"resource": 5, "targets": {"includedNamespaces": {"list": [{"name": 3}]}}}),
+        json!({"resource": {"kind": "ConfigMap", "data": {"k": 1}, "binaryData": {"b": "!!"}}}),
+        json!({"resource": {"apiVersion": "v1", "kind": "Secret", "metadata": [1], "data": "x"}}),
+        json!({"targets": {"namespaceSelector": {"matchExpressions": [{"operator": 5}]}}}),
     ];
     let metadatas = [
         json!({"name": "x", "namespace": "shop"}),

@@ -1,4 +1,4 @@
-//! Conversion between `v1alpha1` and `v1beta1` for the five kinds, following OpenKruise's
+//! Conversion between `v1alpha1` and `v1beta1` for the six kinds, following OpenKruise's
 //! `*_conversion.go` mappings.
 //!
 //! The conversion works on the JSON object: fields both versions share are carried over
@@ -28,6 +28,8 @@
 //! * DaemonSet (Advanced): `Surging` becomes `Standard` with surge, the progressive-creation
 //!   annotation mirrors `scaleStrategy.partitionedScaling`, `daemonSetHash` is `updateRevision`
 //!   (`daemonset.rs`).
+//! * ResourceDistribution: lossless; only `targets.namespaceLabelSelector` ↔ `namespaceSelector`
+//!   and the conditions' `failedNamespace` ↔ `failedNamespaces` are renamed.
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -44,6 +46,7 @@ mod cloneset;
 mod daemonset;
 mod json;
 mod podunavailablebudget;
+mod resourcedistribution;
 mod sidecarset;
 mod statefulset;
 mod workloadspread;
@@ -107,6 +110,7 @@ enum Kind {
     PodUnavailableBudget,
     StatefulSet,
     DaemonSet,
+    ResourceDistribution,
 }
 
 impl Kind {
@@ -117,6 +121,7 @@ impl Kind {
             (crate::apps::GROUP, "WorkloadSpread") => Some(Self::WorkloadSpread),
             (crate::apps::GROUP, "StatefulSet") => Some(Self::StatefulSet),
             (crate::apps::GROUP, "DaemonSet") => Some(Self::DaemonSet),
+            (crate::apps::GROUP, "ResourceDistribution") => Some(Self::ResourceDistribution),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -130,6 +135,7 @@ impl Kind {
             Self::PodUnavailableBudget => "PodUnavailableBudget",
             Self::StatefulSet => "StatefulSet",
             Self::DaemonSet => "DaemonSet",
+            Self::ResourceDistribution => "ResourceDistribution",
         }
     }
 
@@ -148,7 +154,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
-/// Converts `object` (any served version of the five kinds) to `desired_api_version`.
+/// Converts `object` (any served version of the six kinds) to `desired_api_version`.
 ///
 /// `desired_api_version` is `group/version` as in a ConversionReview (a bare version is read
 /// in the object's group). An object already at that version is returned unchanged.
@@ -186,6 +192,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::StatefulSet, false) => statefulset::to_v1alpha1(&ctx, map)?,
         (Kind::DaemonSet, true) => daemonset::to_v1beta1(&ctx, map)?,
         (Kind::DaemonSet, false) => daemonset::to_v1alpha1(&ctx, map)?,
+        (Kind::ResourceDistribution, true) => resourcedistribution::to_v1beta1(&ctx, map)?,
+        (Kind::ResourceDistribution, false) => resourcedistribution::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -292,6 +300,20 @@ pub fn daemonset_to_v1beta1(value: &Value) -> Result<apps_b::DaemonSet, Conversi
 /// Reads an Advanced DaemonSet of either version as v1alpha1.
 pub fn daemonset_to_v1alpha1(value: &Value) -> Result<apps_a::DaemonSet, ConversionError> {
     typed(value, Kind::DaemonSet, "v1alpha1")
+}
+
+/// Reads a ResourceDistribution of either version as v1beta1.
+pub fn resourcedistribution_to_v1beta1(
+    value: &Value,
+) -> Result<apps_b::ResourceDistribution, ConversionError> {
+    typed(value, Kind::ResourceDistribution, "v1beta1")
+}
+
+/// Reads a ResourceDistribution of either version as v1alpha1.
+pub fn resourcedistribution_to_v1alpha1(
+    value: &Value,
+) -> Result<apps_a::ResourceDistribution, ConversionError> {
+    typed(value, Kind::ResourceDistribution, "v1alpha1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.

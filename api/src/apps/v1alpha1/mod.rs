@@ -2,12 +2,14 @@
 
 pub mod cloneset;
 pub mod daemonset;
+pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;
 
 pub use cloneset::*;
 pub use daemonset::*;
+pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
 pub use workloadspread::*;
