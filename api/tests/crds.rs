@@ -4,8 +4,29 @@
 
 use std::path::PathBuf;
 
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kruise_api::crd::{crd_files, crds, crds_yaml};
 use serde_json::Value;
+
+/// The two-version CRDs, in the order the index-based checks below use.
+const NAMES: [&str; 5] = [
+    "clonesets.apps.kruise.io",
+    "podunavailablebudgets.policy.kruise.io",
+    "sidecarsets.apps.kruise.io",
+    "statefulsets.apps.kruise.io",
+    "workloadspreads.apps.kruise.io",
+];
+
+fn named<'a>(all: &'a [CustomResourceDefinition], name: &str) -> &'a CustomResourceDefinition {
+    all.iter()
+        .find(|c| c.metadata.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no CRD {name}"))
+}
+
+/// BroadcastJob and AdvancedCronJob are served in `v1alpha1` only, as OpenKruise first shipped them.
+fn is_alpha_only(crd: &CustomResourceDefinition) -> bool {
+    matches!(crd.spec.names.kind.as_str(), "BroadcastJob" | "AdvancedCronJob")
+}
 
 fn crd_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../manifests/crds")
@@ -56,6 +77,8 @@ fn crds_have_both_versions_and_webhook_conversion() {
     assert_eq!(
         names,
         [
+            "advancedcronjobs.apps.kruise.io",
+            "broadcastjobs.apps.kruise.io",
             "clonesets.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
             "sidecarsets.apps.kruise.io",
@@ -63,6 +86,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "workloadspreads.apps.kruise.io"
         ]
     );
+    let all: Vec<_> = all.into_iter().filter(|c| !is_alpha_only(c)).collect();
     for crd in &all {
         let versions: Vec<_> = crd
             .spec
@@ -89,9 +113,9 @@ fn crds_have_both_versions_and_webhook_conversion() {
         assert_eq!(svc.path.as_deref(), Some("/convert"));
         assert_eq!(svc.port, Some(443));
     }
-    let sidecarset = &all[2];
+    let sidecarset = named(&all, "sidecarsets.apps.kruise.io");
     assert_eq!(sidecarset.spec.scope, "Cluster");
-    for crd in [&all[0], &all[1], &all[3], &all[4]] {
+    for crd in all.iter().filter(|c| c.spec.names.kind != "SidecarSet") {
         assert_eq!(crd.spec.scope, "Namespaced");
     }
 }
@@ -99,14 +123,21 @@ fn crds_have_both_versions_and_webhook_conversion() {
 #[test]
 fn short_names_printer_columns_and_scale_match_openkruise() {
     let all = crds();
-    let short = |i: usize| all[i].spec.names.short_names.clone().unwrap_or_default();
+    let short = |i: usize| {
+        named(&all, NAMES[i])
+            .spec
+            .names
+            .short_names
+            .clone()
+            .unwrap_or_default()
+    };
     assert_eq!(short(0), ["clone"]);
     assert_eq!(short(1), ["pub"]);
     assert!(short(2).is_empty());
     assert_eq!(short(3), ["sts", "asts"]);
     assert_eq!(short(4), ["ws"]);
     let columns = |i: usize| -> Vec<String> {
-        all[i].spec.versions[1]
+        named(&all, NAMES[i]).spec.versions[1]
             .additional_printer_columns
             .clone()
             .unwrap_or_default()
@@ -150,7 +181,12 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "Age=.metadata.creationTimestamp",
         ]
     );
-    for v in all[0].spec.versions.iter().chain(&all[3].spec.versions) {
+    for v in named(&all, NAMES[0])
+        .spec
+        .versions
+        .iter()
+        .chain(&named(&all, NAMES[3]).spec.versions)
+    {
         let scale = v
             .subresources
             .as_ref()
@@ -251,7 +287,7 @@ fn embedded_pod_objects_are_schemaless() {
     let all = crds();
     let schema = |i: usize, ver: usize| {
         serde_json::to_value(
-            all[i].spec.versions[ver]
+            named(&all, NAMES[i]).spec.versions[ver]
                 .schema
                 .as_ref()
                 .unwrap()
@@ -334,12 +370,108 @@ fn yaml_stream_has_one_document_per_crd() {
     let yaml = crds_yaml();
     assert_eq!(
         yaml.matches("\n---\n").count() + usize::from(yaml.starts_with("---\n")),
-        4
+        crds().len() - 1
     );
     assert_eq!(yaml, crds_yaml(), "rendering is deterministic");
     let docs: Vec<Value> = serde_saphyr::from_multiple(&yaml).expect("YAML parses back");
-    assert_eq!(docs.len(), 5);
+    assert_eq!(docs.len(), crds().len());
     for (doc, crd) in docs.iter().zip(crds()) {
         assert_eq!(doc, &serde_json::to_value(&crd).unwrap());
     }
+}
+
+#[test]
+fn broadcastjob_and_advancedcronjob_match_openkruise() {
+    let all = crds();
+    let columns = |crd: &CustomResourceDefinition| -> Vec<String> {
+        crd.spec.versions[0]
+            .additional_printer_columns
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| format!("{}={}:{}", c.name, c.json_path, c.type_))
+            .collect()
+    };
+    let bcj = named(&all, "broadcastjobs.apps.kruise.io");
+    let acj = named(&all, "advancedcronjobs.apps.kruise.io");
+    for crd in [bcj, acj] {
+        let versions: Vec<_> = crd
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(versions, [("v1alpha1", true, true)]);
+        assert!(crd.spec.conversion.is_none());
+        assert_eq!(crd.spec.scope, "Namespaced");
+        let v = &crd.spec.versions[0];
+        assert!(v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
+    }
+    assert_eq!(
+        bcj.spec.names.short_names.as_deref(),
+        Some(&["bcj".to_string()][..])
+    );
+    assert_eq!(
+        acj.spec.names.short_names.as_deref(),
+        Some(&["acj".to_string()][..])
+    );
+    assert_eq!(
+        columns(bcj),
+        [
+            "Desired=.status.desired:integer",
+            "Active=.status.active:integer",
+            "Succeeded=.status.succeeded:integer",
+            "Failed=.status.failed:integer",
+            "AGE=.metadata.creationTimestamp:date",
+        ]
+    );
+    assert_eq!(
+        columns(acj),
+        [
+            "Schedule=.spec.schedule:string",
+            "Type=.status.type:string",
+            "LastScheduleTime=.status.lastScheduleTime:date",
+            "AGE=.metadata.creationTimestamp:date",
+        ]
+    );
+    let schema = |crd: &CustomResourceDefinition| {
+        serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .open_api_v3_schema
+                .as_ref()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let bcj = schema(bcj);
+    let spec = &bcj["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["template"]));
+    assert_eq!(
+        spec["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(
+        spec["properties"]["parallelism"]["x-kubernetes-int-or-string"],
+        true
+    );
+    let acj = schema(acj);
+    let spec = &acj["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["schedule", "template"]));
+    // `null` is in the enum of every optional validated string (kube's `Option` schema).
+    assert_eq!(
+        spec["properties"]["concurrencyPolicy"]["enum"],
+        serde_json::json!(["Allow", "Forbid", "Replace", null])
+    );
+    let template = &spec["properties"]["template"]["properties"];
+    assert_eq!(
+        template["jobTemplate"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(
+        template["broadcastJobTemplate"]["properties"]["spec"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
 }

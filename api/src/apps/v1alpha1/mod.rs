@@ -1,10 +1,14 @@
 //! `apps.kruise.io/v1alpha1`: the original API version, still served and converted.
 
+pub mod advancedcronjob;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;
 
+pub use advancedcronjob::*;
+pub use broadcastjob::*;
 pub use cloneset::*;
 pub use sidecarset::*;
 pub use statefulset::*;
