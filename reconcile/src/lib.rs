@@ -4,6 +4,7 @@
 //!
 //! One module per controller family:
 //!
+//! - [`broadcastjob`]: the BroadcastJob planner (`pkg/controller/broadcastjob`; docs/broadcastjob.md).
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar upgrades (`pkg/controller/sidecarset`).
@@ -24,6 +25,7 @@
 //! Label selectors are `kruise-core`'s.
 
 pub mod action;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod expectations;
 pub mod history;
