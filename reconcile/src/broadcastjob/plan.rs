@@ -1,6 +1,6 @@
 //! One pass over a BroadcastJob (docs/broadcastjob.md#controller).
 
-use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
@@ -126,6 +126,8 @@ struct Counts<'a> {
     active: Vec<&'a PodRecord>,
     failed: usize,
     succeeded: usize,
+    /// Node → (it has an active pod, it has a finished one).
+    by_node: HashMap<&'a str, (bool, bool)>,
 }
 
 impl<'a> Pass<'a> {
@@ -175,7 +177,7 @@ impl<'a> Pass<'a> {
         }
 
         let counts = self.count();
-        let (desired, to_run, unfit) = self.nodes();
+        let (desired, to_run, unfit) = self.nodes(&counts);
         self.status.active = len(counts.active.len());
         self.status.failed = len(counts.failed);
         self.status.succeeded = len(counts.succeeded);
@@ -250,7 +252,13 @@ impl<'a> Pass<'a> {
         for node in to_run.iter().take(room) {
             self.actions.push(Action::CreatePod(Box::new(new_pod(job, node))));
         }
-        let all_ran = desired.iter().all(|node| self.ran(node));
+        // Every desired node ran its pod: it has one that finished and none still active.
+        let all_ran = desired.iter().all(|node| {
+            counts
+                .by_node
+                .get(node)
+                .is_some_and(|&(active, done)| !active && done)
+        });
         if always && !desired.is_empty() && all_ran {
             self.status.phase = BroadcastJobPhase::Completed;
             let message = format!(
@@ -272,27 +280,33 @@ impl<'a> Pass<'a> {
         let limit = self.job().spec.failure_policy.restart_limit;
         let mut counts = Counts::default();
         for pod in self.input.pods {
+            let (active, done) = match kruise_core::pod_state::phase(pod) {
+                "Succeeded" => (false, true),
+                "Failed" => (false, true),
+                _ if pod.metadata.deletion_timestamp.is_some() => (false, false),
+                _ if restarted_past(pod, limit) => (false, true),
+                _ => (true, false),
+            };
             match kruise_core::pod_state::phase(pod) {
                 "Succeeded" => counts.succeeded += 1,
-                "Failed" => counts.failed += 1,
-                _ if pod.metadata.deletion_timestamp.is_some() => {}
-                _ if restarted_past(pod, limit) => counts.failed += 1,
-                _ => counts.active.push(pod),
+                _ if done => counts.failed += 1,
+                _ if active => counts.active.push(pod),
+                _ => {}
+            }
+            if let Some(node) = assigned_node(pod) {
+                let entry = counts.by_node.entry(node).or_default();
+                entry.0 |= active;
+                entry.1 |= done;
             }
         }
         counts
     }
 
     /// Desired nodes, nodes to run a new pod on (name order), and nodes whose active pods must go.
-    fn nodes(&self) -> (Vec<&'a str>, Vec<&'a str>, Vec<&'a str>) {
+    fn nodes(&self, counts: &Counts<'a>) -> (Vec<&'a str>, Vec<&'a str>, HashSet<&'a str>) {
         let template = self.job().spec.template.spec.clone().unwrap_or_default();
-        let mut with_pod: BTreeMap<&str, ()> = BTreeMap::new();
-        for pod in self.input.pods {
-            if let Some(node) = assigned_node(pod) {
-                with_pod.insert(node, ());
-            }
-        }
-        let (mut desired, mut to_run, mut unfit) = (Vec::new(), Vec::new(), Vec::new());
+        let with_pod = &counts.by_node;
+        let (mut desired, mut to_run, mut unfit) = (Vec::new(), Vec::new(), HashSet::new());
         for node in self.input.nodes {
             let Some(name) = node.metadata.name.as_deref() else {
                 continue;
@@ -302,7 +316,7 @@ impl<'a> Pass<'a> {
                 if fit.should_continue_running {
                     desired.push(name);
                 } else {
-                    unfit.push(name);
+                    unfit.insert(name);
                 }
             } else if fit.should_run {
                 desired.push(name);
@@ -311,21 +325,6 @@ impl<'a> Pass<'a> {
         }
         to_run.sort_unstable();
         (desired, to_run, unfit)
-    }
-
-    /// Whether `node` has a pod that is no longer active (it ran).
-    fn ran(&self, node: &str) -> bool {
-        let limit = self.job().spec.failure_policy.restart_limit;
-        let mut any = false;
-        for pod in self.input.pods.iter().filter(|p| assigned_node(p) == Some(node)) {
-            let phase = kruise_core::pod_state::phase(pod);
-            let done = matches!(phase, "Succeeded" | "Failed") || restarted_past(pod, limit);
-            if !done && pod.metadata.deletion_timestamp.is_none() {
-                return false;
-            }
-            any |= done;
-        }
-        any
     }
 
     /// `parallelism` against the desired count, rounded up; unbounded when absent or invalid.
