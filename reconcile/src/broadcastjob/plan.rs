@@ -177,7 +177,7 @@ impl<'a> Pass<'a> {
         }
 
         let counts = self.count();
-        let (desired, to_run, unfit) = self.nodes(&counts);
+        let (desired, to_run, unfit, all_ran) = self.nodes(&counts);
         self.status.active = len(counts.active.len());
         self.status.failed = len(counts.failed);
         self.status.succeeded = len(counts.succeeded);
@@ -227,19 +227,16 @@ impl<'a> Pass<'a> {
             return self.done();
         }
 
-        for pod in counts
-            .active
-            .iter()
-            .filter(|p| unfit.contains(&assigned_node(p).unwrap_or_default()))
-        {
+        let leaving: Vec<&PodRecord> = if unfit.is_empty() {
+            Vec::new()
+        } else {
+            let on_unfit = |p: &&&PodRecord| assigned_node(p).is_some_and(|n| unfit.contains(n));
+            counts.active.iter().filter(on_unfit).copied().collect()
+        };
+        for pod in &leaving {
             self.delete(pod);
         }
-        let active = counts.active.len()
-            - counts
-                .active
-                .iter()
-                .filter(|p| unfit.contains(&assigned_node(p).unwrap_or_default()))
-                .count();
+        let active = counts.active.len() - leaving.len();
         let parallelism = self.parallelism(desired.len());
         if active > parallelism {
             self.event(
@@ -302,29 +299,33 @@ impl<'a> Pass<'a> {
         counts
     }
 
-    /// Desired nodes, nodes to run a new pod on (name order), and nodes whose active pods must go.
-    fn nodes(&self, counts: &Counts<'a>) -> (Vec<&'a str>, Vec<&'a str>, HashSet<&'a str>) {
+    /// Desired nodes, nodes to run a new pod on (name order), nodes whose active pods must go, and
+    /// whether every desired node ran its pod (it has a finished one and none still active).
+    fn nodes(&self, counts: &Counts<'a>) -> (Vec<&'a str>, Vec<&'a str>, HashSet<&'a str>, bool) {
         let template = self.job().spec.template.spec.clone().unwrap_or_default();
         let with_pod = &counts.by_node;
         let (mut desired, mut to_run, mut unfit) = (Vec::new(), Vec::new(), HashSet::new());
+        let mut all_ran = true;
         for node in self.input.nodes {
             let Some(name) = node.metadata.name.as_deref() else {
                 continue;
             };
             let fit = job_pod_fit(&template, node);
-            if with_pod.contains_key(name) {
+            if let Some(&(active, done)) = with_pod.get(name) {
                 if fit.should_continue_running {
                     desired.push(name);
+                    all_ran &= !active && done;
                 } else {
                     unfit.insert(name);
                 }
             } else if fit.should_run {
                 desired.push(name);
                 to_run.push(name);
+                all_ran = false;
             }
         }
         to_run.sort_unstable();
-        (desired, to_run, unfit)
+        (desired, to_run, unfit, all_ran)
     }
 
     /// `parallelism` against the desired count, rounded up; unbounded when absent or invalid.
