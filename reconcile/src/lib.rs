@@ -4,6 +4,7 @@
 //!
 //! One module per controller family:
 //!
+//! - [`advancedcronjob`]: the AdvancedCronJob planner (`pkg/controller/advancedcronjob`; docs/advancedcronjob.md).
 //! - [`broadcastjob`]: the BroadcastJob planner (`pkg/controller/broadcastjob`; docs/broadcastjob.md).
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
@@ -25,6 +26,7 @@
 //! Label selectors are `kruise-core`'s.
 
 pub mod action;
+pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
 pub mod expectations;

@@ -111,8 +111,18 @@ pub fn plan(input: &Input<'_>) -> Plan {
     let active: Vec<&Child> = children.iter().filter(|c| c.succeeded.is_none()).collect();
     plan.status.active = active.iter().map(|c| reference(acj, c)).collect();
 
-    history(&mut plan, children, spec.successful_jobs_history_limit.unwrap_or(3), Some(true));
-    history(&mut plan, children, spec.failed_jobs_history_limit.unwrap_or(1), Some(false));
+    history(
+        &mut plan,
+        children,
+        spec.successful_jobs_history_limit.unwrap_or(3),
+        Some(true),
+    );
+    history(
+        &mut plan,
+        children,
+        spec.failed_jobs_history_limit.unwrap_or(1),
+        Some(false),
+    );
     plan.status.last_schedule_time = last.map(Time);
     if spec.paused == Some(true) {
         return plan;
@@ -124,7 +134,12 @@ pub fn plan(input: &Input<'_>) -> Plan {
             return plan;
         }
     };
-    let created = acj.metadata.creation_timestamp.as_ref().map(|t| t.0).unwrap_or(now);
+    let created = acj
+        .metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|t| t.0)
+        .unwrap_or(now);
     let mut earliest = last.unwrap_or(created);
     if let Some(deadline) = spec.starting_deadline_seconds
         && let Ok(floor) = now.checked_sub(SignedDuration::from_secs(deadline))
@@ -154,7 +169,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
     {
         return plan;
     }
-    match spec.concurrency_policy.clone().unwrap_or(ConcurrencyPolicy::Allow) {
+    match spec
+        .concurrency_policy
+        .clone()
+        .unwrap_or(ConcurrencyPolicy::Allow)
+    {
         ConcurrencyPolicy::Forbid if !active.is_empty() => return plan,
         ConcurrencyPolicy::Replace => {
             for child in &active {
@@ -168,7 +187,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
         }
         _ => {}
     }
-    let name = format!("{}-{}", acj.metadata.name.as_deref().unwrap_or_default(), run.as_second());
+    let name = format!(
+        "{}-{}",
+        acj.metadata.name.as_deref().unwrap_or_default(),
+        run.as_second()
+    );
     if children.iter().any(|c| c.name == name) {
         return plan;
     }
@@ -200,7 +223,11 @@ fn history(plan: &mut Plan, children: &[Child], limit: i32, outcome: Option<bool
     if finished.len() <= keep {
         return;
     }
-    finished.sort_by(|a, b| a.scheduled_at.cmp(&b.scheduled_at).then_with(|| a.name.cmp(&b.name)));
+    finished.sort_by(|a, b| {
+        a.scheduled_at
+            .cmp(&b.scheduled_at)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     let excess = finished.len() - keep;
     for child in finished.into_iter().take(excess) {
         plan.steps.push(Step::Delete {
@@ -212,7 +239,9 @@ fn history(plan: &mut Plan, children: &[Child], limit: i32, outcome: Option<bool
 }
 
 fn until(now: Timestamp, at: Timestamp) -> Option<Duration> {
-    Duration::try_from(at.duration_since(now)).ok().map(|d| d.max(Duration::from_millis(100)))
+    Duration::try_from(at.duration_since(now))
+        .ok()
+        .map(|d| d.max(Duration::from_millis(100)))
 }
 
 fn reference(acj: &AdvancedCronJob, child: &Child) -> ObjectReference {

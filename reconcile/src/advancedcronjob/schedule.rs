@@ -55,14 +55,18 @@ impl Schedule {
         let mut zone_name = time_zone.filter(|z| !z.is_empty());
         for prefix in ["CRON_TZ=", "TZ="] {
             if let Some(rest) = text.strip_prefix(prefix) {
-                let (zone, rest) = rest.split_once(char::is_whitespace).ok_or_else(|| unparseable("no fields after the time zone"))?;
+                let (zone, rest) = rest
+                    .split_once(char::is_whitespace)
+                    .ok_or_else(|| unparseable("no fields after the time zone"))?;
                 zone_name = Some(zone);
                 text = rest.trim();
             }
         }
         let zone = match zone_name {
             None => Tz::UTC,
-            Some(name) => name.parse::<Tz>().map_err(|_| ScheduleError::UnknownTimeZone(name.to_owned()))?,
+            Some(name) => name
+                .parse::<Tz>()
+                .map_err(|_| ScheduleError::UnknownTimeZone(name.to_owned()))?,
         };
         let pattern = if text.starts_with('@') {
             DESCRIPTORS

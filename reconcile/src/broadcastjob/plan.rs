@@ -1,6 +1,6 @@
 //! One pass over a BroadcastJob (docs/broadcastjob.md#controller).
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet, HashSetExt as _};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
@@ -249,13 +249,6 @@ impl<'a> Pass<'a> {
         for node in to_run.iter().take(room) {
             self.actions.push(Action::CreatePod(Box::new(new_pod(job, node))));
         }
-        // Every desired node ran its pod: it has one that finished and none still active.
-        let all_ran = desired.iter().all(|node| {
-            counts
-                .by_node
-                .get(node)
-                .is_some_and(|&(active, done)| !active && done)
-        });
         if always && !desired.is_empty() && all_ran {
             self.status.phase = BroadcastJobPhase::Completed;
             let message = format!(
