@@ -5,7 +5,7 @@
 #   scripts/containerd.sh start DIR    installs containerd + runc if missing (Debian, as root), writes
 #                                      DIR/config.toml, starts containerd, waits until it answers;
 #                                      its socket is DIR/containerd.sock
-#   scripts/containerd.sh stop DIR     stops what `start DIR` started
+#   scripts/containerd.sh stop DIR     stops what `start DIR` started (and waits until it is gone)
 #
 # Settings these machines need (measured): restrict_oom_score_adj in the CRI section (the VM lacks
 # CAP_SYS_RESOURCE, so runc cannot lower oom_score_adj); root, state, socket and registry config under
@@ -50,7 +50,13 @@ print(text)' "$DIR" >"$DIR/config.toml"
   ;;
 stop)
   if [[ -f $DIR/containerd.pid ]]; then
-    kill "$(cat "$DIR/containerd.pid")" 2>/dev/null || true
+    PID=$(cat "$DIR/containerd.pid")
+    kill "$PID" 2>/dev/null || true
+    # Gone before returning, so `start DIR` may follow at once (a restart).
+    for _ in $(seq 50); do
+      kill -0 "$PID" 2>/dev/null || break
+      sleep 0.1
+    done
     rm -f "$DIR/containerd.pid"
   fi
   ;;

@@ -34,6 +34,8 @@ pub enum Command {
     Crds,
     /// Run a simulated cluster with kruise-rs installed, for kubectl (no cluster needed).
     Playground(PlaygroundArgs),
+    /// Run the node agent: one per node, next to the container runtime (docs/node-agent.md).
+    Daemon(DaemonArgs),
     /// Print a shell completion script (`kruise completion bash > /etc/bash_completion.d/kruise`).
     Completion {
         /// `bash`, `zsh`, `fish`, `powershell` or `elvish`.
@@ -60,6 +62,30 @@ pub struct PlaygroundArgs {
     /// address, where you run `kruise serve --port <its port>` with the playground's kubeconfig.
     #[arg(long, value_name = "ADDR")]
     pub external_webhook: Option<SocketAddr>,
+}
+
+/// `kruise daemon`.
+#[derive(Clone, Debug, Args)]
+#[command(
+    after_help = "Example (in the DaemonSet, NODE_NAME from the downward API):\n  \
+    kruise daemon --host-run-dir /hostvarrun --addr 0.0.0.0:10221"
+)]
+pub struct DaemonArgs {
+    /// The node this agent runs on.
+    #[arg(long, env = "NODE_NAME")]
+    pub node_name: String,
+    /// Where /healthz and /readyz listen.
+    #[arg(long, default_value = "0.0.0.0:10221")]
+    pub addr: SocketAddr,
+    /// The host's /var/run as mounted into the agent; the runtime's socket is searched under it.
+    #[arg(long, default_value = "/hostvarrun")]
+    pub host_run_dir: PathBuf,
+    /// The runtime's socket; when set, the only one tried.
+    #[arg(long, value_name = "PATH")]
+    pub socket_file: Option<PathBuf>,
+    /// Seconds between searches for the runtime while none answers, and between checks of the one found.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
+    pub probe_interval: Duration,
 }
 
 /// How the serving certificate is obtained.

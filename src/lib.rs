@@ -7,6 +7,7 @@ pub mod certificates;
 pub mod cli;
 pub mod cluster;
 pub mod controllers;
+pub mod daemon;
 pub mod logging;
 pub mod objects;
 pub mod playground;

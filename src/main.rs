@@ -4,7 +4,7 @@ use clap::Parser;
 use kruise_rs::{
     admit,
     cli::{Cli, Command},
-    logging, server,
+    daemon, logging, server,
 };
 
 /// mimalloc: admission work is allocation-heavy (JSON trees); glibc's malloc was half of the profile.
@@ -21,6 +21,7 @@ async fn main() -> std::process::ExitCode {
         Command::Serve(serve) => server::run(serve.args, serve.limits).await,
         Command::Admit(args) => return admit::run(&args).await,
         Command::Playground(args) => kruise_rs::playground::run(&args).await,
+        Command::Daemon(args) => daemon::run(args).await,
         Command::Completion { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();
             // Into a buffer: clap_complete panics when its writer fails (a closed pipe).

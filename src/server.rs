@@ -359,7 +359,7 @@ fn raise_open_files_limit(max_connections: usize) {
     }
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

@@ -125,6 +125,29 @@ async fn a_corrupt_secret_is_repaired_by_one_replica_at_a_time() {
     assert!(secret(&cluster)["data"]["ca.crt"].is_string());
 }
 
+/// A deleted Secret is created again by the next sync, and the caBundle published follows the new CA.
+#[tokio::test]
+async fn a_deleted_secret_is_created_again_and_its_ca_published() {
+    common::init();
+    let cluster = cluster::start().await;
+    install_configurations(&cluster).await;
+    let config = CertConfig::for_service("kruise-webhook-service", NAMESPACE);
+    let a = replica(&cluster);
+    let first = a.sync(&config, OffsetDateTime::now_utc()).await.unwrap();
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(cluster.client.clone(), NAMESPACE);
+    secrets.delete(SECRET, &Default::default()).await.unwrap();
+    assert!(cluster.get(SECRETS, NAMESPACE, SECRET).is_none());
+
+    let second = a.sync(&config, OffsetDateTime::now_utc()).await.unwrap();
+    assert!(secret(&cluster)["data"]["tls.crt"].is_string(), "created again");
+    assert_ne!(second.ca_bundle_pem(), first.ca_bundle_pem(), "a new CA");
+    let published = validating(&cluster)["webhooks"][0]["clientConfig"]["caBundle"]
+        .as_str()
+        .map(str::to_owned);
+    assert_eq!(published, Some(base64_of(&second.ca_bundle_pem())));
+}
+
 #[tokio::test]
 async fn exactly_one_replica_leads() {
     let cluster = cluster::start().await;

@@ -98,6 +98,59 @@ fn the_kustomize_base_installs() {
     assert_eq!(replicas, "2");
 }
 
+/// A field of the node agent's DaemonSet, by JSONPath (`None` when it is not there).
+fn daemon(k: &Path, path: &str) -> Option<String> {
+    let (found, out) = get(
+        k,
+        &[
+            "-n",
+            "kruise-daemon",
+            "daemonset/kruise-daemon",
+            "-o",
+            &format!("jsonpath={path}"),
+        ],
+    );
+    found.then_some(out)
+}
+
+#[test]
+fn the_node_agent_gets_a_pod_on_every_node_and_its_overlay_leaves_it_out() {
+    let pg = serve();
+    let k = pg.kubeconfig.as_path();
+    apply(k, &["-k", &repo("manifests/")]);
+    let nodes = ok(k, &["get", "nodes", "-o", "name"]).lines().count();
+    assert!(nodes > 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let scheduled = daemon(k, "{.status.desiredNumberScheduled}").expect("the DaemonSet exists");
+        if scheduled == nodes.to_string() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{scheduled} of {nodes} nodes scheduled"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let env = daemon(
+        k,
+        "{.spec.template.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath}",
+    );
+    assert_eq!(env.as_deref(), Some("spec.nodeName"));
+
+    let pg = serve();
+    let k = pg.kubeconfig.as_path();
+    let applied = apply(k, &["-k", &repo("overlays/without-node-agent")]);
+    assert_eq!(
+        applied,
+        rendered(k, "manifests") - 3,
+        "all but the agent's DaemonSet, ServiceAccount and namespace"
+    );
+    assert_eq!(daemon(k, "{.metadata.name}"), None);
+    let (found, _) = get(k, &["namespace", "kruise-daemon"]);
+    assert!(!found);
+}
+
 #[test]
 fn the_single_replica_overlay_has_one_replica_and_no_disruption_budget() {
     let pg = serve();

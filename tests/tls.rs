@@ -169,6 +169,17 @@ async fn bad_requests_get_json_errors_and_never_break_the_server() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // A compressed body is refused, never decompressed (no gzip bomb can be expanded here).
+    let response = client
+        .post(format!("{base}/validate-namespace"))
+        .header("content-type", "application/json")
+        .header("content-encoding", "gzip")
+        .body(vec![0x1f, 0x8b, 0x08, 0x00])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(response.json::<Value>().await.unwrap()["kind"], "Status");
     let response = post(&client, &format!("{base}/mutate-everything"), b"{}".to_vec()).await;
     assert_eq!(response.status(), StatusCode::NOT_FOUND);
     assert_eq!(response.json::<Value>().await.unwrap()["reason"], "NotFound");

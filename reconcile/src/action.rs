@@ -1,6 +1,8 @@
 //! What a plan asks the controller loop to do. Each action is one API call the loop can make as is;
 //! the loop executes them in order and stops at the first failure (the next reconcile re-plans).
 
+use std::sync::Arc;
+
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod};
 use serde_json::Value;
@@ -54,8 +56,8 @@ pub enum Action {
     PatchPodStatus {
         /// Pod name.
         name: String,
-        /// The patch.
-        patch: Value,
+        /// The patch, shared: a pass sets the same condition on every pod it starts updating.
+        patch: Arc<Value>,
     },
     /// Replace `spec.scaleStrategy.podsToDelete` of the CloneSet (names of pods that no longer exist
     /// are dropped).

@@ -422,7 +422,7 @@ pub fn update_completed(pod: &PodRecord) -> bool {
 /// pods updated in one pass carry equal texts, and parsing each was a large part of a plan.
 #[derive(Debug, Default)]
 pub struct Completion<'a> {
-    states: std::collections::HashMap<&'a str, Option<InPlaceUpdateState>>,
+    states: foldhash::HashMap<&'a str, Option<InPlaceUpdateState>>,
 }
 
 impl<'a> Completion<'a> {

@@ -132,7 +132,8 @@ pub fn not_ready_key_patch(pod: &PodRecord, key: &str, add: bool, now: Timestamp
         patch: json!({"status": {"conditions": [{
             "type": KRUISE_POD_READY, "status": status, "message": message,
             "lastTransitionTime": rfc3339(now),
-        }]}}),
+        }]}})
+        .into(),
     })
 }
 

@@ -131,7 +131,7 @@ pub async fn execute<K: Workload>(owner: &Owner<'_, K>, step: &Step) -> Result<O
         }
         Step::PatchPodStatus { name, patch } => {
             let stored = pods_api
-                .patch_status(name, &patch_params, &Patch::Strategic(patch))
+                .patch_status(name, &patch_params, &Patch::Strategic(&**patch))
                 .await?;
             return Ok(stored.metadata.resource_version);
         }
@@ -243,8 +243,10 @@ pub fn chain_precondition<'a>(
     step: &'a Step,
     ours: &HashMap<String, (String, String)>,
 ) -> std::borrow::Cow<'a, Step> {
-    let (Step::PatchPod { name, patch, .. } | Step::PatchPodStatus { name, patch }) = step else {
-        return std::borrow::Cow::Borrowed(step);
+    let (name, patch) = match step {
+        Step::PatchPod { name, patch, .. } => (name, patch),
+        Step::PatchPodStatus { name, patch } => (name, &**patch),
+        _ => return std::borrow::Cow::Borrowed(step),
     };
     let planned = patch
         .pointer("/metadata/resourceVersion")
@@ -252,7 +254,12 @@ pub fn chain_precondition<'a>(
     match (planned, ours.get(name)) {
         (Some(planned), Some((seen, written))) if planned == seen => {
             let mut step = step.clone();
-            if let Step::PatchPod { patch, .. } | Step::PatchPodStatus { patch, .. } = &mut step {
+            let patch = match &mut step {
+                Step::PatchPod { patch, .. } => Some(patch),
+                Step::PatchPodStatus { patch, .. } => Some(std::sync::Arc::make_mut(patch)),
+                _ => None,
+            };
+            if let Some(patch) = patch {
                 patch["metadata"]["resourceVersion"] = json!(written);
             }
             std::borrow::Cow::Owned(step)

@@ -460,6 +460,48 @@ mod tests {
     }
 
     #[test]
+    fn bytes_that_are_not_utf8_json_are_malformed() {
+        let valid = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u","operation":"CREATE","object":{"metadata":{"name":"p"}}}}"#;
+        assert!(Review::parse(valid).is_ok());
+        // The pod name's `p` replaced by a byte that starts no UTF-8 sequence.
+        let mut invalid = valid.to_vec();
+        let at = invalid.windows(3).position(|w| w == b"\"p\"").unwrap() + 1;
+        invalid[at] = 0xff;
+        assert!(matches!(
+            Review::parse(&invalid).unwrap_err(),
+            ReviewError::Malformed(_)
+        ));
+        // A lone surrogate escape is not a string serde_json accepts either.
+        let surrogate = String::from_utf8(valid.to_vec())
+            .unwrap()
+            .replace(r#""name":"p""#, r#""name":"\ud800""#);
+        assert!(matches!(
+            Review::parse(surrogate.as_bytes()).unwrap_err(),
+            ReviewError::Malformed(_)
+        ));
+    }
+
+    #[test]
+    fn a_response_already_in_the_body_and_unknown_fields_are_ignored() {
+        let r = Review::parse(&body(json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "surprise": {"a": 1},
+            "request": {"uid": "u", "operation": "CREATE", "newField": true, "object": {"metadata": {"name": "p"}}},
+            "response": {"uid": "u", "allowed": false, "status": {"message": "forged"}}})))
+        .unwrap();
+        assert_eq!(r.request.uid, "u");
+        assert_eq!(r.request.object.unwrap(), json!({"metadata": {"name": "p"}}));
+    }
+
+    #[test]
+    fn a_duplicate_key_in_the_envelope_is_malformed() {
+        let dup = br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"a","uid":"b","operation":"CREATE"}}"#;
+        assert!(matches!(
+            Review::parse(dup).unwrap_err(),
+            ReviewError::Malformed(_)
+        ));
+    }
+
+    #[test]
     fn managed_fields_are_dropped_and_everything_else_kept() {
         let r = Review::parse(&body(
             json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",

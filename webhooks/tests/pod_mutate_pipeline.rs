@@ -250,3 +250,97 @@ fn a_pod_that_does_not_decode_is_a_bad_request_naming_the_field() {
         denial.message
     );
 }
+
+/// Only a pod CREATE is mutated: the same pod as a CREATE of a subresource (`binding`, `eviction`) or as
+/// an UPDATE that only changes labels gets no patch, records nothing and is allowed, while the plain
+/// CREATE of it (the control) is patched.
+#[test]
+fn subresources_and_label_updates_are_allowed_untouched() {
+    let pod = json!({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "a", "image": "app:1"}]}});
+    let view = view_of(&[
+        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+            "metadata": {"name": "agents"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                "containers": [{"name": "agent", "image": "agent:1"}]}}),
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "pub", "namespace": "ns"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1}}),
+    ]);
+    let create = common::pod_mutate::create_request(&pod, "ns");
+    let control = pod_mutate::mutate(&create, &view, &Settings::default());
+    assert!(!control.patch.is_empty(), "the CREATE itself is patched");
+
+    for sub in ["binding", "eviction", "status"] {
+        let mut request = create.clone();
+        request.sub_resource = Some(sub.into());
+        let decision = pod_mutate::mutate(&request, &view, &Settings::default());
+        assert!(decision.allowed(), "{sub}");
+        assert!(
+            decision.patch.is_empty() && decision.writes.is_empty(),
+            "{sub}: {:?}",
+            decision.patch
+        );
+    }
+
+    let mut relabelled = pod.clone();
+    relabelled["metadata"]["labels"]["tier"] = json!("front");
+    let mut update = common::pod_mutate::create_request(&relabelled, "ns");
+    update.operation = kruise_webhooks::Operation::Update;
+    update.old_object = Some(pod.clone());
+    let decision = pod_mutate::mutate(&update, &view, &Settings::default());
+    assert!(decision.allowed());
+    assert!(
+        decision.patch.is_empty() && decision.writes.is_empty(),
+        "{:?}",
+        decision.patch
+    );
+}
+
+/// Two SidecarSets that would inject the same container name into one pod deny it with 422 (a pod the
+/// apiserver would refuse is never produced); an invalid SidecarSet is skipped with a warning while the
+/// valid ones are still injected.
+#[test]
+fn a_sidecar_name_clash_is_denied_and_an_invalid_sidecar_set_is_skipped_with_a_warning() {
+    let pod = json!({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "a", "image": "app:1"}]}});
+    let sidecar_set = |name: &str, container: Value| {
+        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet", "metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "containers": [container]}})
+    };
+    let agent = |image: &str| json!({"name": "agent", "image": image});
+    let request = common::pod_mutate::create_request(&pod, "ns");
+
+    let clash = view_of(&[
+        sidecar_set("one", agent("agent:1")),
+        sidecar_set("two", agent("agent:2")),
+    ]);
+    let decision = pod_mutate::mutate(&request, &clash, &Settings::default());
+    let denial = decision.denial.expect("denied");
+    assert_eq!((denial.code, denial.reason.as_str()), (422, "Invalid"));
+    assert!(denial.message.contains("agent"), "{}", denial.message);
+
+    // A selector operator Kubernetes does not know makes the SidecarSet invalid.
+    let mut broken = sidecar_set("broken", json!({"name": "logger", "image": "logger:1"}));
+    broken["spec"]["selector"]["matchExpressions"] = json!([{"key": "tier", "operator": "Bogus"}]);
+    let mixed = view_of(&[broken, sidecar_set("good", agent("agent:1"))]);
+    let decision = pod_mutate::mutate(&request, &mixed, &Settings::default());
+    assert!(decision.allowed());
+    assert!(
+        decision.warnings.iter().any(|w| w.contains("broken")),
+        "{:?}",
+        decision.warnings
+    );
+    assert_eq!(decision.skipped_sidecar_sets, ["broken"]);
+    let out = patched(&request, &decision);
+    let names: Vec<&str> = out["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"agent") && !names.contains(&"logger"),
+        "{names:?}"
+    );
+}

@@ -245,7 +245,7 @@ struct Shared<'a> {
     /// Texts of the in-place state annotation.
     texts: inplace::StateText,
     /// The `InPlaceUpdateReady=False` status patch, for a pod that is not ready and for one that is.
-    not_ready: [Option<serde_json::Value>; 2],
+    not_ready: [Option<std::sync::Arc<serde_json::Value>>; 2],
 }
 
 /// The in-place verdict for moving `pod` to `target`, computed once per old revision.
@@ -345,7 +345,7 @@ fn in_place(
     pod: &PodRecord,
     spec: &inplace::UpdateSpec,
     texts: &mut inplace::StateText,
-    not_ready: &mut [Option<serde_json::Value>; 2],
+    not_ready: &mut [Option<std::sync::Arc<serde_json::Value>>; 2],
 ) -> Result<(Vec<Action>, Option<Duration>), UpdateError> {
     let hook = ctx
         .cs

@@ -2,6 +2,7 @@
 //! StatefulSet alike): hold a hooked pod in `PreparingUpdate`, re-arm the hook of an `Updated` pod,
 //! and otherwise begin the update (docs/cloneset-controller.md#lifecycle).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
@@ -33,7 +34,7 @@ pub fn start_hooked(
     grace: i32,
     now: Timestamp,
     texts: &mut StateText,
-    not_ready: &mut [Option<serde_json::Value>; 2],
+    not_ready: &mut [Option<Arc<serde_json::Value>>; 2],
 ) -> Result<(Vec<Action>, Option<Duration>), BadLifecycleState> {
     let name = pods::name(pod).to_owned();
     let mut actions = Vec::new();
@@ -84,7 +85,7 @@ pub fn start_hooked(
             name: name.clone(),
             // The same for every pod of the pass with the same readiness.
             patch: not_ready[usize::from(pods::is_ready(pod))]
-                .get_or_insert_with(|| inplace::ready_condition_patch(pod, false, now))
+                .get_or_insert_with(|| Arc::new(inplace::ready_condition_patch(pod, false, now)))
                 .clone(),
         });
     }

@@ -133,7 +133,7 @@ pub fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
         }
         out.actions.push(Action::PatchPodStatus {
             name: pods::name(pod).to_owned(),
-            patch,
+            patch: patch.into(),
         });
     }
     out

@@ -92,7 +92,7 @@ pub fn claims_differ(ctx: &Ctx<'_>, pod: &PodRecord) -> bool {
 struct Shared<'a> {
     specs: inplace::SpecCache<'a>,
     texts: inplace::StateText,
-    not_ready: [Option<serde_json::Value>; 2],
+    not_ready: [Option<std::sync::Arc<serde_json::Value>>; 2],
 }
 
 /// `updatePod`: in place when the policy allows and the change permits, else `deletePod`.

@@ -1,0 +1,140 @@
+//! `kruise daemon`, the node agent: finds the node's container runtime and reports on it. A node whose
+//! runtime cannot be found or stops answering leaves the agent running and unready with the reason
+//! (OpenKruise's agent exits and crash-loops instead: openkruise/kruise#851, #1196, #1663); it searches
+//! again every `--probe-interval` and picks the runtime up when it answers (docs/node-agent.md).
+
+use std::{
+    sync::{Arc, RwLock},
+    time::Duration,
+};
+
+use axum::{Router, http::StatusCode, response::IntoResponse, routing::get};
+use kruise_cri::{Runtime, discover};
+
+use crate::cli::DaemonArgs;
+
+/// How long one CRI call may take during discovery and checks.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the agent knows about the runtime.
+#[derive(Debug, Clone)]
+pub enum RuntimeState {
+    /// None answers yet, and why.
+    Searching(String),
+    /// This one answers.
+    Connected {
+        /// `containerd`, `cri-o`, …
+        name: String,
+        /// Its version.
+        version: String,
+        /// Its socket.
+        socket: String,
+    },
+}
+
+/// The state the probes read, shared with the search loop.
+pub type SharedState = Arc<RwLock<RuntimeState>>;
+
+/// Runs the agent until SIGTERM or Ctrl-C.
+pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
+    if args.node_name.is_empty() {
+        anyhow::bail!("NODE_NAME is empty: set it from the downward API (spec.nodeName)");
+    }
+    let state: SharedState = Arc::new(RwLock::new(RuntimeState::Searching("not searched yet".into())));
+    let listener = tokio::net::TcpListener::bind(args.addr).await?;
+    tracing::info!(node = %args.node_name, addr = %listener.local_addr()?, "node agent started");
+    let search = tokio::spawn(keep_runtime(args.clone(), state.clone()));
+    let served = axum::serve(listener, probes(state))
+        .with_graceful_shutdown(crate::server::shutdown_signal())
+        .await;
+    search.abort();
+    Ok(served?)
+}
+
+/// /healthz (the process is alive: 200 even without a runtime, so a restart is never the cure) and
+/// /readyz (200 with the runtime, 503 with the reason it has none).
+pub fn probes(state: SharedState) -> Router {
+    Router::new().route("/healthz", get(|| async { "ok" })).route(
+        "/readyz",
+        get(move || async move {
+            match state.read().map(|s| s.clone()) {
+                Ok(RuntimeState::Connected {
+                    name,
+                    version,
+                    socket,
+                }) => (StatusCode::OK, format!("ok: {name} {version} at {socket}")).into_response(),
+                Ok(RuntimeState::Searching(why)) => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("no container runtime: {why}"),
+                )
+                    .into_response(),
+                Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "state poisoned").into_response(),
+            }
+        }),
+    )
+}
+
+/// Finds the runtime, then checks it every interval; when it stops answering, searches again.
+async fn keep_runtime(args: DaemonArgs, state: SharedState) {
+    let mut last_reason = String::new();
+    loop {
+        match discover(&args.host_run_dir, args.socket_file.as_deref(), CALL_TIMEOUT).await {
+            Ok(found) => {
+                for skipped in &found.skipped {
+                    tracing::warn!(error = %skipped, "runtime socket skipped");
+                }
+                let runtime = found.runtime;
+                tracing::info!(runtime = runtime.name(), version = runtime.runtime_version(),
+                    socket = %runtime.path().display(), "container runtime connected");
+                set(
+                    &state,
+                    RuntimeState::Connected {
+                        name: runtime.name().to_owned(),
+                        version: runtime.runtime_version().to_owned(),
+                        socket: runtime.path().display().to_string(),
+                    },
+                );
+                last_reason.clear();
+                let lost = watch(&runtime, args.probe_interval).await;
+                tracing::warn!(error = %lost, "container runtime stopped answering; searching again");
+                set(&state, RuntimeState::Searching(lost));
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                if reason != last_reason {
+                    tracing::warn!(error = %reason, "no container runtime; the agent stays unready and searches again");
+                    last_reason.clone_from(&reason);
+                }
+                set(&state, RuntimeState::Searching(reason));
+            }
+        }
+        tokio::time::sleep(args.probe_interval).await;
+    }
+}
+
+/// Returns once `runtime` fails a `Version` check, with the error.
+async fn watch(runtime: &Runtime, interval: Duration) -> String {
+    let mut client = runtime.runtime.clone();
+    loop {
+        tokio::time::sleep(interval).await;
+        let request = kruise_cri::v1::VersionRequest { version: "v1".into() };
+        match tokio::time::timeout(CALL_TIMEOUT, client.version(request)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(status)) => {
+                return format!("Version on {}: {}", runtime.path().display(), status.message());
+            }
+            Err(_) => {
+                return format!(
+                    "Version on {}: no answer within {CALL_TIMEOUT:?}",
+                    runtime.path().display()
+                );
+            }
+        }
+    }
+}
+
+fn set(state: &SharedState, new: RuntimeState) {
+    if let Ok(mut s) = state.write() {
+        *s = new;
+    }
+}
