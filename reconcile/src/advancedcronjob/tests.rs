@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps_v1alpha1::AdvancedCronJob;
 use serde_json::{Value, json};
 
@@ -80,7 +80,7 @@ fn a_due_run_creates_its_child_and_waits_for_the_next() {
     assert_eq!(before.requeue_after, Some(Duration::from_secs(15)));
     let p = run(&a, &[], "2026-01-01T00:01:02Z");
     let name = format!("tick-{}", t("2026-01-01T00:01:00Z").as_second());
-    assert_eq!(created(&p), [name.clone()]);
+    assert_eq!(created(&p), [name]);
     assert_eq!(last(&p), Some(t("2026-01-01T00:01:00Z")));
     assert_eq!(p.requeue_after, Some(Duration::from_secs(58)));
     assert_eq!(p.status.active.len(), 1);
@@ -258,5 +258,4 @@ fn a_broadcast_job_template_makes_broadcast_jobs() {
     };
     assert_eq!(b.metadata.labels.as_ref().unwrap()["app"], "clean");
     assert_eq!(p.status.type_.as_ref().map(|k| k.as_str()), Some("BroadcastJob"));
-    let _ = SignedDuration::ZERO;
 }
