@@ -7,6 +7,7 @@
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
+//! - [`daemonset`]: Advanced DaemonSet pods, revisions and status;
 //! - [`statefulset`]: Advanced StatefulSet pods, claims, revisions and status;
 //! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
 //!
@@ -27,6 +28,7 @@ pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
 pub mod control_loop;
+pub mod daemonset;
 pub mod launch_priority;
 pub mod pod_readiness;
 pub mod pods;
@@ -135,6 +137,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     set.spawn(advancedcronjob::run(context.clone()));
     set.spawn(broadcastjob::run(context.clone()));
     set.spawn(cloneset::run(context.clone()));
+    set.spawn(daemonset::run(context.clone()));
     set.spawn(pods::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
     set.spawn(sidecarset::run(context.clone()));

@@ -125,6 +125,20 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
     let metrics = Arc::new(Metrics::new());
     let standalone = !args.objects.is_empty();
     let readiness = Arc::new(Readiness::new(!standalone));
+    let metrics_listener = tokio::net::TcpListener::bind(args.metrics_addr)
+        .await
+        .with_context(|| format!("cannot listen on --metrics-addr {}", args.metrics_addr))?;
+    let metrics_addr = metrics_listener.local_addr()?;
+    // The probes port opens first and lives as long as the process: alive (and unready, with the
+    // reason) while the API server cannot be reached or certificates are not loaded yet, and still
+    // answering while reviews drain.
+    tokio::spawn(
+        axum::serve(
+            metrics_listener,
+            probes_router(metrics.clone(), readiness.clone()),
+        )
+        .into_future(),
+    );
     let mut background = Vec::new();
     let (state, store) = if standalone {
         let view = load_view(&args.objects)?;
@@ -168,13 +182,6 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         events,
         requests: router::RequestLimits::new(&limits),
     });
-    let metrics_listener = tokio::net::TcpListener::bind(args.metrics_addr)
-        .await
-        .with_context(|| format!("cannot listen on --metrics-addr {}", args.metrics_addr))?;
-    let metrics_addr = metrics_listener.local_addr()?;
-    // The probes port lives as long as the process: it keeps answering while reviews drain.
-    tokio::spawn(axum::serve(metrics_listener, probes_router(app.clone())).into_future());
-
     let addr = SocketAddr::new(args.bind_address, args.port);
     let listener = match provided.listener {
         Some(listener) => {
@@ -295,18 +302,14 @@ async fn cluster_state(
 }
 
 /// /metrics, /healthz and /readyz.
-pub fn probes_router(app: Arc<App>) -> Router {
-    let metrics_app = app.clone();
+pub fn probes_router(metrics: Arc<Metrics>, readiness: Arc<Readiness>) -> Router {
     Router::new()
-        .route(
-            "/metrics",
-            get(move || async move { metrics_app.metrics.encode() }),
-        )
+        .route("/metrics", get(move || async move { metrics.encode() }))
         .route("/healthz", get(|| async { "ok" }))
         .route(
             "/readyz",
             get(move || async move {
-                match app.readiness.check() {
+                match readiness.check() {
                     Ok(()) => (StatusCode::OK, "ok").into_response(),
                     Err(reason) => (StatusCode::SERVICE_UNAVAILABLE, reason).into_response(),
                 }

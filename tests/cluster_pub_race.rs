@@ -111,3 +111,42 @@ async fn two_replicas_racing_evictions_never_spend_a_budget_twice() {
         "the status records exactly the allowed evictions"
     );
 }
+
+/// When the budget's status cannot be written (etcd down, a webhook blocking the update: the API server
+/// answers 500), an eviction is refused, not allowed unrecorded, and the budget is untouched; once
+/// writes work again the same eviction is allowed and recorded.
+#[tokio::test]
+async fn an_eviction_whose_budget_write_fails_is_refused_and_spends_nothing() {
+    let cluster = cluster::start().await;
+    budget_of_three(&cluster).await;
+    let admission = replica(&cluster).await;
+    let status_writes =
+        kruise_playground::faults::Target::writes("policy.kruise.io", "podunavailablebudgets")
+            .subresource("status");
+    cluster.faults.fail(status_writes.clone());
+    let answer = admission
+        .answer(Webhook::ValidatePod, &eviction(0))
+        .await
+        .unwrap();
+    let response = answer.review.response;
+    assert!(!response.allowed, "allowed without a recorded disruption");
+    let status = response.status.unwrap();
+    assert!(status.code >= 500, "{} {}", status.code, status.message);
+    let stored = cluster.get(PUBS, "shop", "web").unwrap()["status"].clone();
+    assert_eq!(stored["unavailableAllowed"], 3);
+    assert!(
+        stored
+            .get("disruptedPods")
+            .is_none_or(|d| d.as_object().is_none_or(|m| m.is_empty()))
+    );
+
+    cluster.faults.clear(&status_writes);
+    let answer = admission
+        .answer(Webhook::ValidatePod, &eviction(0))
+        .await
+        .unwrap();
+    assert!(answer.review.response.allowed);
+    let stored = cluster.get(PUBS, "shop", "web").unwrap()["status"].clone();
+    assert_eq!(stored["unavailableAllowed"], 2);
+    assert!(stored["disruptedPods"]["web-0"].is_string());
+}

@@ -3,6 +3,8 @@
 
 #[path = "common/containerd.rs"]
 mod containerd;
+#[path = "common/plain_http.rs"]
+mod plain_http;
 #[path = "common/repo_script.rs"]
 mod repo_script;
 
@@ -47,7 +49,7 @@ impl Agent {
 
     /// Status and body of GET `path`, or None while nothing listens.
     async fn get(&self, path: &str) -> Option<(u16, String)> {
-        http_get(self.port, path).await
+        plain_http::get(self.port, path).await
     }
 
     /// Polls /readyz until `want` (status) and the body contains `text`; panics after 30 s.
@@ -74,22 +76,6 @@ impl Drop for Agent {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// A plain HTTP/1.1 GET over TCP (the agent's probe port speaks plain HTTP).
-async fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: agent\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.ok()?;
-    let mut text = String::new();
-    stream.read_to_string(&mut text).await.ok()?;
-    let status = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    Some((status, body))
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! CustomResourceDefinitions: the five kinds serving `v1alpha1` and `v1beta1` (storage), converted
+//! CustomResourceDefinitions: the six kinds serving `v1alpha1` and `v1beta1` (storage), converted
 //! by the webhook at `/convert`, and the `v1alpha1`-only kinds (BroadcastJob, AdvancedCronJob).
 
 use k8s_openapi::ByteString;
@@ -31,6 +31,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         merged(apps_a::SidecarSet::crd(), apps_b::SidecarSet::crd()),
         merged(apps_a::WorkloadSpread::crd(), apps_b::WorkloadSpread::crd()),
         merged(apps_a::StatefulSet::crd(), apps_b::StatefulSet::crd()),
+        merged(apps_a::DaemonSet::crd(), apps_b::DaemonSet::crd()),
         merged(
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),

@@ -1,5 +1,5 @@
 //! OpenKruise API types for `apps.kruise.io` (CloneSet, SidecarSet, WorkloadSpread, Advanced
-//! StatefulSet) and
+//! StatefulSet, Advanced DaemonSet) and
 //! `policy.kruise.io` (PodUnavailableBudget), in versions `v1alpha1` and `v1beta1`, with
 //! their CustomResourceDefinitions and the conversion between the two versions.
 //!
@@ -22,10 +22,10 @@ mod serde_util;
 pub use apps::v1alpha1 as apps_v1alpha1;
 pub use apps::v1beta1 as apps_v1beta1;
 pub use conversion::{
-    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, decode,
-    podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1, sidecarset_to_v1alpha1,
-    sidecarset_to_v1beta1, statefulset_to_v1alpha1, statefulset_to_v1beta1, workloadspread_to_v1alpha1,
-    workloadspread_to_v1beta1,
+    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, daemonset_to_v1alpha1,
+    daemonset_to_v1beta1, decode, podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1,
+    sidecarset_to_v1alpha1, sidecarset_to_v1beta1, statefulset_to_v1alpha1, statefulset_to_v1beta1,
+    workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
 };
 pub use crd::{crds, crds_yaml};
 pub use pod::PodRecord;

@@ -6,7 +6,7 @@
 //! `PodRecord` deserialises from the same JSON (unknown fields are skipped) and keeps:
 //!
 //! - `metadata` whole, except `managedFields` (never read, often the largest part);
-//! - `spec`: `nodeName`, `restartPolicy`, `readinessGates`, and per container `name`, `image` and only the env entries
+//! - `spec`: `nodeName`, `restartPolicy`, `readinessGates`, the node a daemon pod's affinity pins it to, and per container `name`, `image` and only the env entries
 //!   named in [`RECORDED_ENV`];
 //! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
 //!   `restartCount`, `started`, `containerID`.
@@ -67,6 +67,17 @@ pub struct PodRecordSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub volumes: Option<Vec<VolumeRecord>>,
+    /// The node a daemon pod is pinned to: the single `metadata.name` value of the `matchFields` of
+    /// `spec.affinity`'s required node affinity (how DaemonSet controllers place pods before the
+    /// scheduler binds them); `None` for any other affinity. Serialised back in that form.
+    #[serde(
+        default,
+        rename = "affinity",
+        deserialize_with = "pinned_node",
+        serialize_with = "pinned_node_affinity",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pinned_node: Option<String>,
 }
 
 /// The recorded part of a volume.
@@ -167,6 +178,36 @@ fn claim_volumes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<VolumeRec
     Ok((!kept.is_empty()).then_some(kept))
 }
 
+/// The node named by a required node affinity of exactly one term whose `matchFields` is
+/// `metadata.name In [<node>]` (every other term and shape: `None`).
+fn pinned_node<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use k8s_openapi::api::core::v1::Affinity;
+    let affinity = Option::<Affinity>::deserialize(d)?;
+    let terms = affinity
+        .and_then(|a| a.node_affinity)
+        .and_then(|n| n.required_during_scheduling_ignored_during_execution)
+        .map(|r| r.node_selector_terms)
+        .unwrap_or_default();
+    let [term] = terms.as_slice() else {
+        return Ok(None);
+    };
+    let fields = term.match_fields.as_deref().unwrap_or_default();
+    Ok(fields.iter().find_map(|f| {
+        let values = f.values.as_deref().unwrap_or_default();
+        match values {
+            [node] if f.key == "metadata.name" && f.operator == "In" => Some(node.clone()),
+            _ => None,
+        }
+    }))
+}
+
+fn pinned_node_affinity<S: serde::Serializer>(node: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    serde_json::json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+    }}})
+    .serialize(s)
+}
+
 /// Deserialises every entry of `env` (so a malformed one is still an error) and keeps the recorded ones.
 fn recorded_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<EnvVar>>, D::Error> {
     let env = Option::<Vec<EnvVar>>::deserialize(d)?.unwrap_or_default();
@@ -261,6 +302,24 @@ mod tests {
                         "started": true}]}
             })
         );
+    }
+
+    #[test]
+    fn a_daemon_pod_keeps_the_node_its_affinity_pins_it_to() {
+        let pinned = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n7"]}]}]
+        }}});
+        let mut pod = full_pod();
+        pod["spec"]["affinity"] = pinned.clone();
+        let record: PodRecord = serde_json::from_value(pod).unwrap();
+        assert_eq!(record.spec.as_ref().unwrap().pinned_node.as_deref(), Some("n7"));
+        assert_eq!(serde_json::to_value(&record).unwrap()["spec"]["affinity"], pinned);
+        let mut other = full_pod();
+        other["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+        }}});
+        let record: PodRecord = serde_json::from_value(other).unwrap();
+        assert_eq!(record.spec.unwrap().pinned_node, None);
     }
 
     #[test]

@@ -8,26 +8,6 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kruise_api::crd::{crd_files, crds, crds_yaml};
 use serde_json::Value;
 
-/// The two-version CRDs, in the order the index-based checks below use.
-const NAMES: [&str; 5] = [
-    "clonesets.apps.kruise.io",
-    "podunavailablebudgets.policy.kruise.io",
-    "sidecarsets.apps.kruise.io",
-    "statefulsets.apps.kruise.io",
-    "workloadspreads.apps.kruise.io",
-];
-
-fn named<'a>(all: &'a [CustomResourceDefinition], name: &str) -> &'a CustomResourceDefinition {
-    all.iter()
-        .find(|c| c.metadata.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("no CRD {name}"))
-}
-
-/// BroadcastJob and AdvancedCronJob are served in `v1alpha1` only, as OpenKruise first shipped them.
-fn is_alpha_only(crd: &CustomResourceDefinition) -> bool {
-    matches!(crd.spec.names.kind.as_str(), "BroadcastJob" | "AdvancedCronJob")
-}
-
 fn crd_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../manifests/crds")
 }
@@ -59,6 +39,13 @@ fn manifest_files_match_generated_crds() {
     );
 }
 
+/// The CRD of a plural (the list grows as kinds are added; tests name the kind they check).
+fn by_plural<'a>(all: &'a [CustomResourceDefinition], plural: &str) -> &'a CustomResourceDefinition {
+    all.iter()
+        .find(|c| c.spec.names.plural == plural)
+        .unwrap_or_else(|| panic!("no CRD {plural}"))
+}
+
 #[test]
 fn each_crd_is_small_enough_for_client_side_apply() {
     for (name, yaml) in crd_files() {
@@ -80,13 +67,18 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "advancedcronjobs.apps.kruise.io",
             "broadcastjobs.apps.kruise.io",
             "clonesets.apps.kruise.io",
+            "daemonsets.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
             "sidecarsets.apps.kruise.io",
             "statefulsets.apps.kruise.io",
             "workloadspreads.apps.kruise.io"
         ]
     );
-    let all: Vec<_> = all.into_iter().filter(|c| !is_alpha_only(c)).collect();
+    // BroadcastJob and AdvancedCronJob are served in v1alpha1 only, as OpenKruise first shipped them.
+    let all: Vec<_> = all
+        .into_iter()
+        .filter(|c| !matches!(c.spec.names.kind.as_str(), "BroadcastJob" | "AdvancedCronJob"))
+        .collect();
     for crd in &all {
         let versions: Vec<_> = crd
             .spec
@@ -113,31 +105,31 @@ fn crds_have_both_versions_and_webhook_conversion() {
         assert_eq!(svc.path.as_deref(), Some("/convert"));
         assert_eq!(svc.port, Some(443));
     }
-    let sidecarset = named(&all, "sidecarsets.apps.kruise.io");
-    assert_eq!(sidecarset.spec.scope, "Cluster");
-    for crd in all.iter().filter(|c| c.spec.names.kind != "SidecarSet") {
-        assert_eq!(crd.spec.scope, "Namespaced");
+    for crd in &all {
+        let cluster_scoped = crd.spec.names.plural == "sidecarsets";
+        let scope = if cluster_scoped { "Cluster" } else { "Namespaced" };
+        assert_eq!(crd.spec.scope, scope, "{:?}", crd.metadata.name);
     }
 }
 
 #[test]
 fn short_names_printer_columns_and_scale_match_openkruise() {
     let all = crds();
-    let short = |i: usize| {
-        named(&all, NAMES[i])
+    let short = |p: &str| {
+        by_plural(&all, p)
             .spec
             .names
             .short_names
             .clone()
             .unwrap_or_default()
     };
-    assert_eq!(short(0), ["clone"]);
-    assert_eq!(short(1), ["pub"]);
-    assert!(short(2).is_empty());
-    assert_eq!(short(3), ["sts", "asts"]);
-    assert_eq!(short(4), ["ws"]);
-    let columns = |i: usize| -> Vec<String> {
-        named(&all, NAMES[i]).spec.versions[1]
+    assert_eq!(short("clonesets"), ["clone"]);
+    assert_eq!(short("podunavailablebudgets"), ["pub"]);
+    assert!(short("sidecarsets").is_empty());
+    assert_eq!(short("statefulsets"), ["sts", "asts"]);
+    assert_eq!(short("workloadspreads"), ["ws"]);
+    let columns = |p: &str| -> Vec<String> {
+        by_plural(&all, p).spec.versions[1]
             .additional_printer_columns
             .clone()
             .unwrap_or_default()
@@ -146,7 +138,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             .collect()
     };
     assert_eq!(
-        columns(0),
+        columns("clonesets"),
         [
             "DESIRED=.spec.replicas",
             "UPDATED=.status.updatedReplicas",
@@ -161,7 +153,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         ]
     );
     assert_eq!(
-        columns(3),
+        columns("statefulsets"),
         [
             "DESIRED=.spec.replicas",
             "CURRENT=.status.replicas",
@@ -173,7 +165,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         ]
     );
     assert_eq!(
-        columns(4),
+        columns("workloadspreads"),
         [
             "WorkloadName=.spec.targetRef.name",
             "WorkloadKind=.spec.targetRef.kind",
@@ -181,11 +173,32 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "Age=.metadata.creationTimestamp",
         ]
     );
-    for v in named(&all, NAMES[0])
+    assert_eq!(short("daemonsets"), ["daemon", "ads"]);
+    assert_eq!(
+        columns("daemonsets"),
+        [
+            "DESIRED=.status.desiredNumberScheduled",
+            "CURRENT=.status.currentNumberScheduled",
+            "READY=.status.numberReady",
+            "UP-TO-DATE=.status.updatedNumberScheduled",
+            "AVAILABLE=.status.numberAvailable",
+            "AGE=.metadata.creationTimestamp",
+            "CONTAINERS=.spec.template.spec.containers[*].name",
+            "IMAGES=.spec.template.spec.containers[*].image",
+        ]
+    );
+    for v in &by_plural(&all, "daemonsets").spec.versions {
+        let sub = v.subresources.as_ref().expect("subresources");
+        assert!(
+            sub.status.is_some() && sub.scale.is_none(),
+            "status only, no scale"
+        );
+    }
+    for v in by_plural(&all, "clonesets")
         .spec
         .versions
         .iter()
-        .chain(&named(&all, NAMES[3]).spec.versions)
+        .chain(&by_plural(&all, "statefulsets").spec.versions)
     {
         let scale = v
             .subresources
@@ -285,9 +298,9 @@ fn schemas_are_structural() {
 #[test]
 fn embedded_pod_objects_are_schemaless() {
     let all = crds();
-    let schema = |i: usize, ver: usize| {
+    let schema = |p: &str, ver: usize| {
         serde_json::to_value(
-            named(&all, NAMES[i]).spec.versions[ver]
+            by_plural(&all, p).spec.versions[ver]
                 .schema
                 .as_ref()
                 .unwrap()
@@ -298,7 +311,7 @@ fn embedded_pod_objects_are_schemaless() {
         .unwrap()
     };
     for ver in 0..2 {
-        let cs = schema(0, ver);
+        let cs = schema("clonesets", ver);
         let spec = &cs["properties"]["spec"]["properties"];
         assert_eq!(spec["template"]["type"], "object");
         assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
@@ -312,7 +325,7 @@ fn embedded_pod_objects_are_schemaless() {
             serde_json::json!(["selector", "template"])
         );
 
-        let scs = schema(2, ver);
+        let scs = schema("sidecarsets", ver);
         let spec = &scs["properties"]["spec"]["properties"];
         assert_eq!(
             spec["volumes"]["items"]["x-kubernetes-preserve-unknown-fields"],
@@ -323,7 +336,7 @@ fn embedded_pod_objects_are_schemaless() {
         assert!(container["properties"].get("image").is_none());
         assert!(container["properties"].get("transferEnv").is_some());
 
-        let sts = schema(3, ver);
+        let sts = schema("statefulsets", ver);
         let spec = &sts["properties"]["spec"]["properties"];
         assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
         assert!(spec["template"].get("properties").is_none());
@@ -356,7 +369,29 @@ fn embedded_pod_objects_are_schemaless() {
             );
         }
 
-        let ws = schema(4, ver);
+        let ds = schema("daemonsets", ver);
+        let spec = &ds["properties"]["spec"]["properties"];
+        assert_eq!(spec["template"]["x-kubernetes-preserve-unknown-fields"], true);
+        assert_eq!(
+            ds["properties"]["spec"]["required"],
+            serde_json::json!(["selector", "template"])
+        );
+        assert_eq!(
+            ds["properties"]["status"]["required"],
+            serde_json::json!([
+                "currentNumberScheduled",
+                "desiredNumberScheduled",
+                "numberMisscheduled",
+                "numberReady",
+                "updatedNumberScheduled"
+            ])
+        );
+        assert_eq!(spec.get("scaleStrategy").is_some(), ver == 1);
+        let status = &ds["properties"]["status"]["properties"];
+        assert_eq!(status.get("updateRevision").is_some(), ver == 1);
+        assert_eq!(status.get("daemonSetHash").is_some(), ver == 0);
+
+        let ws = schema("workloadspreads", ver);
         let subset = &ws["properties"]["spec"]["properties"]["subsets"]["items"];
         assert_eq!(
             subset["properties"]["patch"]["x-kubernetes-preserve-unknown-fields"],
@@ -392,8 +427,8 @@ fn broadcastjob_and_advancedcronjob_match_openkruise() {
             .map(|c| format!("{}={}:{}", c.name, c.json_path, c.type_))
             .collect()
     };
-    let bcj = named(&all, "broadcastjobs.apps.kruise.io");
-    let acj = named(&all, "advancedcronjobs.apps.kruise.io");
+    let bcj = by_plural(&all, "broadcastjobs");
+    let acj = by_plural(&all, "advancedcronjobs");
     for crd in [bcj, acj] {
         let versions: Vec<_> = crd
             .spec

@@ -1,4 +1,4 @@
-//! Every CloneSet, SidecarSet, WorkloadSpread, PodUnavailableBudget and Advanced StatefulSet document under
+//! Every CloneSet, SidecarSet, WorkloadSpread, PodUnavailableBudget, Advanced StatefulSet and DaemonSet document under
 //! `examples/` must decode into the typed struct of its version, convert to the other
 //! version (and decode there), and survive the round trip back, exactly where OpenKruise's
 //! conversion is lossless.
@@ -48,8 +48,9 @@ impl Doc {
     }
 }
 
-const KINDS: [(&str, &str); 5] = [
+const KINDS: [(&str, &str); 6] = [
     ("apps.kruise.io", "CloneSet"),
+    ("apps.kruise.io", "DaemonSet"),
     ("apps.kruise.io", "StatefulSet"),
     ("apps.kruise.io", "SidecarSet"),
     ("apps.kruise.io", "WorkloadSpread"),
@@ -111,6 +112,8 @@ fn typed_round_trip(value: &Value) -> Result<Value, String> {
         ("WorkloadSpread", "v1beta1") => rt::<apps_v1beta1::WorkloadSpread>(kind, value),
         ("StatefulSet", "v1alpha1") => rt::<apps_v1alpha1::StatefulSet>(kind, value),
         ("StatefulSet", "v1beta1") => rt::<apps_v1beta1::StatefulSet>(kind, value),
+        ("DaemonSet", "v1alpha1") => rt::<apps_v1alpha1::DaemonSet>(kind, value),
+        ("DaemonSet", "v1beta1") => rt::<apps_v1beta1::DaemonSet>(kind, value),
         ("PodUnavailableBudget", "v1alpha1") => rt::<policy_v1alpha1::PodUnavailableBudget>(kind, value),
         ("PodUnavailableBudget", "v1beta1") => rt::<policy_v1beta1::PodUnavailableBudget>(kind, value),
         _ => Err(format!("unsupported {kind} {version}")),
@@ -202,6 +205,15 @@ fn expected_loss(doc: &Value) -> Option<&'static str> {
             } else {
                 None
             }
+        }
+        ("DaemonSet", true) if spec["updateStrategy"]["rollingUpdate"]["rollingUpdateType"] == "Surging" => {
+            Some("Surging becomes Standard with surge")
+        }
+        ("DaemonSet", false)
+            if spec["scaleStrategy"]["partitionedScaling"] == true
+                && doc["metadata"]["annotations"]["daemonset.kruise.io/progressive-create-pod"] != "true" =>
+        {
+            Some("partitionedScaling leaves the progressive-creation annotation behind")
         }
         ("PodUnavailableBudget", false)
             if !spec["protectOperations"].is_null()
@@ -299,6 +311,7 @@ fn every_sample_decodes_converts_and_round_trips() {
             Some("SidecarSet") => kruise_api::sidecarset_to_v1beta1(&doc.value).map(|_| ()),
             Some("WorkloadSpread") => kruise_api::workloadspread_to_v1beta1(&doc.value).map(|_| ()),
             Some("StatefulSet") => kruise_api::statefulset_to_v1beta1(&doc.value).map(|_| ()),
+            Some("DaemonSet") => kruise_api::daemonset_to_v1beta1(&doc.value).map(|_| ()),
             _ => kruise_api::podunavailablebudget_to_v1beta1(&doc.value).map(|_| ()),
         };
         if let Err(e) = helper {

@@ -20,6 +20,8 @@ fn decodes(value: &Value) -> Result<(), String> {
         ("WorkloadSpread", false) => decode::<apps_v1alpha1::WorkloadSpread>(kind, value).map(drop),
         ("StatefulSet", true) => decode::<apps_v1beta1::StatefulSet>(kind, value).map(drop),
         ("StatefulSet", false) => decode::<apps_v1alpha1::StatefulSet>(kind, value).map(drop),
+        ("DaemonSet", true) => decode::<apps_v1beta1::DaemonSet>(kind, value).map(drop),
+        ("DaemonSet", false) => decode::<apps_v1alpha1::DaemonSet>(kind, value).map(drop),
         ("PodUnavailableBudget", true) => {
             decode::<policy_v1beta1::PodUnavailableBudget>(kind, value).map(drop)
         }
@@ -44,6 +46,7 @@ fn minimal(api_version: &str, kind: &str) -> Value {
 const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "CloneSet"),
     ("apps.kruise.io", "StatefulSet"),
+    ("apps.kruise.io", "DaemonSet"),
     ("apps.kruise.io", "SidecarSet"),
     ("apps.kruise.io", "WorkloadSpread"),
     ("policy.kruise.io", "PodUnavailableBudget"),
@@ -165,6 +168,8 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
         include_str!("../../examples/playground/broadcastjob.yaml"),
         include_str!("../../examples/playground/advancedcronjob.yaml"),
+        include_str!("../../examples/openkruise-samples/v1beta1/daemonset.yaml"),
+        include_str!("../../examples/openkruise-samples/docs-v1alpha1/daemonset.yaml"),
     ]
     .iter()
     .flat_map(|text| serde_saphyr::from_multiple::<Value>(text).unwrap())

@@ -18,7 +18,10 @@ use k8s_openapi::api::{
 use kruise_api::{
     PodRecord,
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob},
-    apps_v1beta1::{CloneSet, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread},
+    apps_v1beta1::{
+        CloneSet, DaemonSet as AdvancedDaemonSet, SidecarSet, StatefulSet as AdvancedStatefulSet,
+        WorkloadSpread,
+    },
     policy_v1beta1::PodUnavailableBudget,
 };
 use serde_json::Value;
@@ -225,4 +228,9 @@ registry! {
     broadcast_jobs: BroadcastJob { namespaced: true, status: true, optional: false, convert: None },
     /// AdvancedCronJobs (`apps.kruise.io/v1alpha1`, the only version served).
     advanced_cron_jobs: AdvancedCronJob { namespaced: true, status: true, optional: false, convert: None },
+    /// OpenKruise's Advanced DaemonSets (`apps.kruise.io` `DaemonSet`), read as v1beta1.
+    advanced_daemon_sets: AdvancedDaemonSet {
+        namespaced: true, status: false, optional: false,
+        convert: Some(kruise_api::daemonset_to_v1beta1),
+    },
 }

@@ -94,6 +94,9 @@ fn fit_with(template: &PodSpec, node: &Node, tolerations: &[Toleration]) -> Fit 
         .as_ref()
         .and_then(|s| s.taints.as_deref())
         .unwrap_or_default();
+    if node_taints.is_empty() {
+        return Fit::YES;
+    }
     let untolerated = |effects: &[&str]| {
         node_taints.iter().any(|taint| {
             effects.contains(&taint.effect.as_str()) && !tolerations.iter().any(|t| tolerates(t, taint))

@@ -95,6 +95,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         }]),
         volumes: None,
         restart_policy: None,
+        pinned_node: None,
     });
     let cond = |t: &str| PodCondition {
         type_: t.into(),

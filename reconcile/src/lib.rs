@@ -7,6 +7,7 @@
 //! - [`advancedcronjob`]: the AdvancedCronJob planner (`pkg/controller/advancedcronjob`; docs/advancedcronjob.md).
 //! - [`broadcastjob`]: the BroadcastJob planner (`pkg/controller/broadcastjob`; docs/broadcastjob.md).
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
+//! - [`daemonset`]: the Advanced DaemonSet planner (`pkg/controller/daemonset`; docs/advanced-daemonset.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar upgrades (`pkg/controller/sidecarset`).
 //! - [`statefulset`]: the Advanced StatefulSet planner (`pkg/controller/statefulset`;
@@ -29,6 +30,7 @@ pub mod action;
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod daemonset;
 pub mod expectations;
 pub mod history;
 pub mod inplace;

@@ -22,6 +22,12 @@ impl Drop for Served {
 
 /// Starts `kruise playground` with three nodes and `extra` arguments; returns once it prints `ready`.
 pub fn serve(extra: &[&str]) -> Served {
+    serve_nodes(3, extra)
+}
+
+/// [`serve`] with `nodes` simulated nodes.
+pub fn serve_nodes(nodes: usize, extra: &[&str]) -> Served {
+    let nodes = nodes.to_string();
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("playground.kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
@@ -30,7 +36,7 @@ pub fn serve(extra: &[&str]) -> Served {
             "--listen",
             "127.0.0.1:0",
             "--nodes",
-            "3",
+            &nodes,
             "--kubeconfig",
         ])
         .arg(&kubeconfig)

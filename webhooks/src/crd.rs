@@ -11,6 +11,8 @@
 //! | `/validate-apps-kruise-io-statefulset` | Advanced StatefulSet | deletion protection, then validation and immutable fields |
 //! | `/mutate-apps-kruise-io-broadcastjob` | BroadcastJob | defaults (and pod-template defaults) |
 //! | `/validate-apps-kruise-io-broadcastjob` | BroadcastJob | validation |
+//! | `/mutate-apps-kruise-io-daemonset` | Advanced DaemonSet | defaults (no pod-template defaults) |
+//! | `/validate-apps-kruise-io-daemonset` | Advanced DaemonSet | validation and immutable fields |
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //!
@@ -37,6 +39,7 @@
 
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod daemonset;
 pub mod defaults;
 pub mod field;
 pub mod meta;

@@ -112,6 +112,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    MutateAdvancedDaemonSet {
+        path: "/mutate-apps-kruise-io-daemonset",
+        handler: |request, view, settings| crate::crd::daemonset::mutate(request),
+        registrations: [{
+            name: "mdaemonset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "daemonsets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     MutateBroadcastJob {
         path: "/mutate-apps-kruise-io-broadcastjob",
         handler: |request, view, settings| crate::crd::broadcastjob::mutate(request, settings),
@@ -262,6 +273,18 @@ webhooks! {
         registrations: [{
             name: "vstatefulset.kb.io",
             rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "statefulsets", CUD)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// Advanced DaemonSet validation (OpenKruise has no DELETE rule for it).
+    ValidateAdvancedDaemonSet {
+        path: "/validate-apps-kruise-io-daemonset",
+        handler: |request, view, settings| crate::crd::daemonset::validate(request, view, settings),
+        registrations: [{
+            name: "vdaemonset.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "daemonsets", CU)],
             scope: AllObjects,
             side_effects: None,
             failure_policy: Fail,

@@ -44,3 +44,13 @@ fn statefulset_defaults() {
 fn statefulset_validation() {
     run_fixture_file("statefulset_validate");
 }
+
+#[test]
+fn daemonset_defaults() {
+    run_fixture_file("daemonset_mutate");
+}
+
+#[test]
+fn daemonset_validation() {
+    run_fixture_file("daemonset_validate");
+}

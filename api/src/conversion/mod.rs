@@ -25,6 +25,9 @@
 //!   valid v1beta1 form (`metav1.Condition` requires one); none is invented.
 //! * StatefulSet (Advanced): lossless; the v1beta1-only fields travel in the annotation
 //!   `kruise-rs.io/statefulset-v1beta1-fields` (`statefulset.rs`), where OpenKruise drops them.
+//! * DaemonSet (Advanced): `Surging` becomes `Standard` with surge, the progressive-creation
+//!   annotation mirrors `scaleStrategy.partitionedScaling`, `daemonSetHash` is `updateRevision`
+//!   (`daemonset.rs`).
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -38,6 +41,7 @@
 //! round-trips exactly.
 
 mod cloneset;
+mod daemonset;
 mod json;
 mod podunavailablebudget;
 mod sidecarset;
@@ -102,6 +106,7 @@ enum Kind {
     WorkloadSpread,
     PodUnavailableBudget,
     StatefulSet,
+    DaemonSet,
 }
 
 impl Kind {
@@ -111,6 +116,7 @@ impl Kind {
             (crate::apps::GROUP, "SidecarSet") => Some(Self::SidecarSet),
             (crate::apps::GROUP, "WorkloadSpread") => Some(Self::WorkloadSpread),
             (crate::apps::GROUP, "StatefulSet") => Some(Self::StatefulSet),
+            (crate::apps::GROUP, "DaemonSet") => Some(Self::DaemonSet),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -123,6 +129,7 @@ impl Kind {
             Self::WorkloadSpread => "WorkloadSpread",
             Self::PodUnavailableBudget => "PodUnavailableBudget",
             Self::StatefulSet => "StatefulSet",
+            Self::DaemonSet => "DaemonSet",
         }
     }
 
@@ -177,6 +184,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::PodUnavailableBudget, false) => podunavailablebudget::to_v1alpha1(&ctx, map)?,
         (Kind::StatefulSet, true) => statefulset::to_v1beta1(&ctx, map)?,
         (Kind::StatefulSet, false) => statefulset::to_v1alpha1(&ctx, map)?,
+        (Kind::DaemonSet, true) => daemonset::to_v1beta1(&ctx, map)?,
+        (Kind::DaemonSet, false) => daemonset::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -273,6 +282,16 @@ pub fn statefulset_to_v1beta1(value: &Value) -> Result<apps_b::StatefulSet, Conv
 /// Reads an Advanced StatefulSet of either version as v1alpha1.
 pub fn statefulset_to_v1alpha1(value: &Value) -> Result<apps_a::StatefulSet, ConversionError> {
     typed(value, Kind::StatefulSet, "v1alpha1")
+}
+
+/// Reads an Advanced DaemonSet of either version as v1beta1.
+pub fn daemonset_to_v1beta1(value: &Value) -> Result<apps_b::DaemonSet, ConversionError> {
+    typed(value, Kind::DaemonSet, "v1beta1")
+}
+
+/// Reads an Advanced DaemonSet of either version as v1alpha1.
+pub fn daemonset_to_v1alpha1(value: &Value) -> Result<apps_a::DaemonSet, ConversionError> {
+    typed(value, Kind::DaemonSet, "v1alpha1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.

@@ -4,6 +4,7 @@ use kruise_api::{ConversionError, convert_object};
 use serde_json::{Value, json};
 
 mod cloneset;
+mod daemonset;
 mod pub_budget;
 mod sidecarset;
 mod workloadspread;
@@ -58,12 +59,12 @@ fn errors_for_unknown_kinds_and_versions() {
     let cs = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
     assert_eq!(
         convert_object(
-            &cs("apps.kruise.io/v1alpha1", "DaemonSet"),
+            &cs("apps.kruise.io/v1alpha1", "UnitedDeployment"),
             "apps.kruise.io/v1beta1"
         ),
         Err(ConversionError::UnknownKind {
             group: "apps.kruise.io".into(),
-            kind: "DaemonSet".into()
+            kind: "UnitedDeployment".into()
         })
     );
     assert_eq!(

@@ -93,6 +93,12 @@ pub fn assert_decodes(object: &Value) {
         ("apps.kruise.io/v1alpha1", "StatefulSet") => {
             kruise_api::decode::<kruise_api::apps_v1alpha1::StatefulSet>(kind, object).map(drop)
         }
+        ("apps.kruise.io/v1beta1", "DaemonSet") => {
+            kruise_api::decode::<kruise_api::apps_v1beta1::DaemonSet>(kind, object).map(drop)
+        }
+        ("apps.kruise.io/v1alpha1", "DaemonSet") => {
+            kruise_api::decode::<kruise_api::apps_v1alpha1::DaemonSet>(kind, object).map(drop)
+        }
         other => panic!("no typed decoder for {other:?}"),
     };
     result.unwrap_or_else(|e| panic!("defaulted object does not decode: {e}\n{object:#}"));

@@ -2,6 +2,7 @@
 //! Each version module re-exports the ones it uses.
 
 pub mod cloneset;
+pub mod daemonset;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;

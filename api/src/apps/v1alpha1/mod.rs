@@ -3,6 +3,7 @@
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod daemonset;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;
@@ -10,6 +11,7 @@ pub mod workloadspread;
 pub use advancedcronjob::*;
 pub use broadcastjob::*;
 pub use cloneset::*;
+pub use daemonset::*;
 pub use sidecarset::*;
 pub use statefulset::*;
 pub use workloadspread::*;

@@ -1,11 +1,13 @@
 //! `apps.kruise.io/v1beta1`: the storage version, which controllers and webhooks work on.
 
 pub mod cloneset;
+pub mod daemonset;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;
 
 pub use cloneset::*;
+pub use daemonset::*;
 pub use sidecarset::*;
 pub use statefulset::*;
 pub use workloadspread::*;
