@@ -1,5 +1,7 @@
 //! The thin controllers, run only by the leader replica:
 //!
+//! - [`advancedcronjob`]: AdvancedCronJob children (Jobs, BroadcastJobs) on schedule, history, status;
+//! - [`broadcastjob`]: BroadcastJob pods (one per eligible node), status and TTL deletion;
 //! - [`cloneset`]: CloneSet pods, revisions, PVCs and status;
 //! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
@@ -24,6 +26,8 @@
 //! watches, so a pass first waits until the cache shows the pod versions its trigger saw
 //! ([`sightings`]): a status is never counted from an older cache.
 
+pub mod advancedcronjob;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod control_loop;
 pub mod daemonset;
@@ -138,6 +142,8 @@ pub async fn run_while_leading(context: Context, mut leading: watch::Receiver<bo
 /// Starts every controller; dropping or aborting the set stops them.
 pub fn start_all(context: &Context) -> JoinSet<()> {
     let mut set = JoinSet::new();
+    set.spawn(advancedcronjob::run(context.clone()));
+    set.spawn(broadcastjob::run(context.clone()));
     set.spawn(cloneset::run(context.clone()));
     set.spawn(daemonset::run(context.clone()));
     set.spawn(pods::run(context.clone()));

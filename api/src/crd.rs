@@ -1,10 +1,10 @@
-//! CustomResourceDefinitions for the six kinds, each serving `v1alpha1` and `v1beta1`
-//! (storage), converted by the webhook at `/convert`.
+//! CustomResourceDefinitions: the six kinds serving `v1alpha1` and `v1beta1` (storage), converted
+//! by the webhook at `/convert`, and the `v1alpha1`-only kinds (BroadcastJob, AdvancedCronJob).
 
 use k8s_openapi::ByteString;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceConversion, CustomResourceDefinition, ServiceReference, WebhookClientConfig,
-    WebhookConversion,
+    CustomResourceConversion, CustomResourceDefinition, CustomResourceDefinitionVersion, ServiceReference,
+    WebhookClientConfig, WebhookConversion,
 };
 use kube::CustomResourceExt;
 use kube::core::crd::merge_crds;
@@ -24,8 +24,7 @@ pub const CONVERSION_SERVICE_PORT: i32 = 443;
 /// Version stored in etcd for every kind.
 pub const STORAGE_VERSION: &str = "v1beta1";
 
-/// All CRDs, sorted by name: clonesets, daemonsets, podunavailablebudgets, resourcedistributions,
-/// sidecarsets, statefulsets, workloadspreads.
+/// All CRDs, sorted by name.
 pub fn crds() -> Vec<CustomResourceDefinition> {
     let mut out = vec![
         merged(apps_a::CloneSet::crd(), apps_b::CloneSet::crd()),
@@ -41,6 +40,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),
         ),
+        single(apps_a::BroadcastJob::crd()),
+        single(apps_a::AdvancedCronJob::crd()),
     ];
     out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     out
@@ -96,6 +97,31 @@ pub fn conversion_webhook() -> CustomResourceConversion {
     }
 }
 
+/// A CRD served in one version only (stored as is, no conversion).
+fn single(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    for v in &mut crd.spec.versions {
+        v.served = true;
+        v.storage = true;
+        finish_schema(v);
+    }
+    crd
+}
+
+fn finish_schema(v: &mut CustomResourceDefinitionVersion) {
+    if let Some(schema) = v.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut())
+        && let Ok(mut json) = serde_json::to_value(&*schema)
+    {
+        // OpenKruise's Go types make `spec` optional (`omitempty`); kube's root requires it.
+        if let Some(root) = json.as_object_mut() {
+            root.remove("required");
+        }
+        add_atomic_markers(&mut json);
+        if let Ok(marked) = serde_json::from_value(json) {
+            *schema = marked;
+        }
+    }
+}
+
 fn merged(alpha: CustomResourceDefinition, beta: CustomResourceDefinition) -> CustomResourceDefinition {
     // Both inputs come from our own derives with the same group, kind and scope.
     let mut crd = merge_crds(vec![alpha, beta], STORAGE_VERSION).expect("versions of one kind merge");
@@ -105,18 +131,7 @@ fn merged(alpha: CustomResourceDefinition, beta: CustomResourceDefinition) -> Cu
         v.storage = v.name == STORAGE_VERSION;
     }
     for v in &mut crd.spec.versions {
-        if let Some(schema) = v.schema.as_mut().and_then(|s| s.open_api_v3_schema.as_mut())
-            && let Ok(mut json) = serde_json::to_value(&*schema)
-        {
-            // OpenKruise's Go types make `spec` optional (`omitempty`); kube's root requires it.
-            if let Some(root) = json.as_object_mut() {
-                root.remove("required");
-            }
-            add_atomic_markers(&mut json);
-            if let Ok(marked) = serde_json::from_value(json) {
-                *schema = marked;
-            }
-        }
+        finish_schema(v);
     }
     crd.spec.conversion = Some(conversion_webhook());
     crd

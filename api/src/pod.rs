@@ -6,7 +6,7 @@
 //! `PodRecord` deserialises from the same JSON (unknown fields are skipped) and keeps:
 //!
 //! - `metadata` whole, except `managedFields` (never read, often the largest part);
-//! - `spec`: `nodeName`, `readinessGates`, the node a daemon pod's affinity pins it to, and per container `name`, `image` and only the env entries
+//! - `spec`: `nodeName`, `restartPolicy`, `readinessGates`, the node a daemon pod's affinity pins it to, and per container `name`, `image` and only the env entries
 //!   named in [`RECORDED_ENV`];
 //! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
 //!   `restartCount`, `started`, `containerID`.
@@ -53,6 +53,9 @@ pub struct PodRecordSpec {
     /// `spec.nodeName`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
+    /// `spec.restartPolicy` (BroadcastJob counts restarts of `OnFailure` pods).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
     /// `spec.readinessGates`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readiness_gates: Option<Vec<PodReadinessGate>>,

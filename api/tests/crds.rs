@@ -64,6 +64,8 @@ fn crds_have_both_versions_and_webhook_conversion() {
     assert_eq!(
         names,
         [
+            "advancedcronjobs.apps.kruise.io",
+            "broadcastjobs.apps.kruise.io",
             "clonesets.apps.kruise.io",
             "daemonsets.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
@@ -73,6 +75,11 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "workloadspreads.apps.kruise.io"
         ]
     );
+    // BroadcastJob and AdvancedCronJob are served in v1alpha1 only, as OpenKruise first shipped them.
+    let all: Vec<_> = all
+        .into_iter()
+        .filter(|c| !matches!(c.spec.names.kind.as_str(), "BroadcastJob" | "AdvancedCronJob"))
+        .collect();
     for crd in &all {
         let versions: Vec<_> = crd
             .spec
@@ -430,4 +437,100 @@ fn yaml_stream_has_one_document_per_crd() {
     for (doc, crd) in docs.iter().zip(crds()) {
         assert_eq!(doc, &serde_json::to_value(&crd).unwrap());
     }
+}
+
+#[test]
+fn broadcastjob_and_advancedcronjob_match_openkruise() {
+    let all = crds();
+    let columns = |crd: &CustomResourceDefinition| -> Vec<String> {
+        crd.spec.versions[0]
+            .additional_printer_columns
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| format!("{}={}:{}", c.name, c.json_path, c.type_))
+            .collect()
+    };
+    let bcj = by_plural(&all, "broadcastjobs");
+    let acj = by_plural(&all, "advancedcronjobs");
+    for crd in [bcj, acj] {
+        let versions: Vec<_> = crd
+            .spec
+            .versions
+            .iter()
+            .map(|v| (v.name.as_str(), v.served, v.storage))
+            .collect();
+        assert_eq!(versions, [("v1alpha1", true, true)]);
+        assert!(crd.spec.conversion.is_none());
+        assert_eq!(crd.spec.scope, "Namespaced");
+        let v = &crd.spec.versions[0];
+        assert!(v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
+    }
+    assert_eq!(
+        bcj.spec.names.short_names.as_deref(),
+        Some(&["bcj".to_string()][..])
+    );
+    assert_eq!(
+        acj.spec.names.short_names.as_deref(),
+        Some(&["acj".to_string()][..])
+    );
+    assert_eq!(
+        columns(bcj),
+        [
+            "Desired=.status.desired:integer",
+            "Active=.status.active:integer",
+            "Succeeded=.status.succeeded:integer",
+            "Failed=.status.failed:integer",
+            "AGE=.metadata.creationTimestamp:date",
+        ]
+    );
+    assert_eq!(
+        columns(acj),
+        [
+            "Schedule=.spec.schedule:string",
+            "Type=.status.type:string",
+            "LastScheduleTime=.status.lastScheduleTime:date",
+            "AGE=.metadata.creationTimestamp:date",
+        ]
+    );
+    let schema = |crd: &CustomResourceDefinition| {
+        serde_json::to_value(
+            crd.spec.versions[0]
+                .schema
+                .as_ref()
+                .unwrap()
+                .open_api_v3_schema
+                .as_ref()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let bcj = schema(bcj);
+    let spec = &bcj["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["template"]));
+    assert_eq!(
+        spec["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(
+        spec["properties"]["parallelism"]["x-kubernetes-int-or-string"],
+        true
+    );
+    let acj = schema(acj);
+    let spec = &acj["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["schedule", "template"]));
+    // `null` is in the enum of every optional validated string (kube's `Option` schema).
+    assert_eq!(
+        spec["properties"]["concurrencyPolicy"]["enum"],
+        serde_json::json!(["Allow", "Forbid", "Replace", null])
+    );
+    let template = &spec["properties"]["template"]["properties"];
+    assert_eq!(
+        template["jobTemplate"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
+    assert_eq!(
+        template["broadcastJobTemplate"]["properties"]["spec"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
+        true
+    );
 }

@@ -32,6 +32,8 @@ fn decodes(value: &Value) -> Result<(), String> {
         ("PodUnavailableBudget", false) => {
             decode::<policy_v1alpha1::PodUnavailableBudget>(kind, value).map(drop)
         }
+        ("BroadcastJob", false) => decode::<apps_v1alpha1::BroadcastJob>(kind, value).map(drop),
+        ("AdvancedCronJob", false) => decode::<apps_v1alpha1::AdvancedCronJob>(kind, value).map(drop),
         _ => return Err(format!("unexpected kind {kind}")),
     };
     result.map_err(|e| e.to_string())
@@ -54,6 +56,23 @@ const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "ResourceDistribution"),
     ("policy.kruise.io", "PodUnavailableBudget"),
 ];
+
+/// Kinds served in `v1alpha1` only.
+const ALPHA_ONLY: &[(&str, &str)] = &[
+    ("apps.kruise.io", "BroadcastJob"),
+    ("apps.kruise.io", "AdvancedCronJob"),
+];
+
+#[test]
+fn a_minimal_stored_object_of_every_alpha_only_kind_decodes() {
+    for (group, kind) in ALPHA_ONLY {
+        let object = minimal(&format!("{group}/v1alpha1"), kind);
+        assert_eq!(decodes(&object), Ok(()), "{kind}");
+        let mut no_status = object.clone();
+        no_status.as_object_mut().unwrap().remove("status");
+        assert_eq!(decodes(&no_status), Ok(()), "{kind} without status");
+    }
+}
 
 #[test]
 fn a_minimal_stored_object_of_every_kind_and_version_decodes() {
@@ -137,6 +156,8 @@ fn inside_kubernetes_type(pointer: &str) -> bool {
         "/nodeSelectorTerms/",
         "/preferredNodeSelectorTerms/",
         "/requiredNodeSelectorTerm/",
+        "/jobTemplate/",
+        "/active/",
     ]
     .iter()
     .any(|segment| pointer.contains(segment))
@@ -151,14 +172,21 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/cluster/resourcedistribution.yaml"),
         include_str!("../../examples/playground/cloneset.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
+        include_str!("../../examples/playground/broadcastjob.yaml"),
+        include_str!("../../examples/playground/advancedcronjob.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/daemonset.yaml"),
         include_str!("../../examples/openkruise-samples/docs-v1alpha1/daemonset.yaml"),
     ]
     .iter()
     .flat_map(|text| serde_saphyr::from_multiple::<Value>(text).unwrap())
-    .filter(|doc| KINDS.iter().any(|(_, kind)| doc["kind"] == *kind))
+    .filter(|doc| {
+        KINDS
+            .iter()
+            .chain(ALPHA_ONLY)
+            .any(|(_, kind)| doc["kind"] == *kind)
+    })
     .collect();
-    assert!(docs.len() >= 6, "{docs:?}");
+    assert!(docs.len() >= 9, "{docs:?}");
     let mut failures = Vec::new();
     for doc in &docs {
         assert_eq!(decodes(doc), Ok(()), "{doc}");

@@ -11,6 +11,10 @@
 //!   untolerated `NoExecute` taint also removes a pod already there.
 //!
 //! Resources and ports are not checked (upstream stopped in 1.18; the scheduler decides).
+//!
+//! A BroadcastJob pod ([`job_pod_fit`], OpenKruise's `checkNodeFitness` in
+//! `pkg/controller/broadcastjob`) gets no added tolerations, and a cordoned node takes it only when
+//! it tolerates the `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
 use k8s_openapi::api::core::v1::{Node, PodSpec, Taint, Toleration};
 
@@ -52,6 +56,28 @@ const NO_EXECUTE: &str = "NoExecute";
 
 /// Whether a pod from `template` belongs on `node`.
 pub fn daemon_pod_fit(template: &PodSpec, node: &Node) -> Fit {
+    fit_with(template, node, &daemon_tolerations(template))
+}
+
+/// Whether a BroadcastJob pod from `template` belongs on `node`: the template's own tolerations
+/// only, and a cordoned (`spec.unschedulable`) node takes no new pod unless the template tolerates
+/// `node.kubernetes.io/unschedulable:NoSchedule`. A pod already there may stay.
+pub fn job_pod_fit(template: &PodSpec, node: &Node) -> Fit {
+    let tolerations = template.tolerations.as_deref().unwrap_or_default();
+    let mut fit = fit_with(template, node, tolerations);
+    let cordoned = node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true);
+    if cordoned && fit.should_run {
+        let taint = Taint {
+            key: taints::UNSCHEDULABLE.to_owned(),
+            effect: NO_SCHEDULE.to_owned(),
+            ..Default::default()
+        };
+        fit.should_run = tolerations.iter().any(|t| tolerates(t, &taint));
+    }
+    fit
+}
+
+fn fit_with(template: &PodSpec, node: &Node, tolerations: &[Toleration]) -> Fit {
     let name = node.metadata.name.as_deref().unwrap_or_default();
     if template
         .node_name
@@ -71,7 +97,6 @@ pub fn daemon_pod_fit(template: &PodSpec, node: &Node) -> Fit {
     if node_taints.is_empty() {
         return Fit::YES;
     }
-    let tolerations = daemon_tolerations(template);
     let untolerated = |effects: &[&str]| {
         node_taints.iter().any(|taint| {
             effects.contains(&taint.effect.as_str()) && !tolerations.iter().any(|t| tolerates(t, taint))

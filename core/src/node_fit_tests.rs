@@ -206,3 +206,33 @@ fn tolerates_follows_kubernetes() {
         &taint("k", None, "NoExecute")
     ));
 }
+
+#[test]
+fn a_job_pod_gets_no_daemon_tolerations() {
+    let not_ready = plain_node(json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]));
+    assert_eq!(daemon_pod_fit(&spec(json!({})), &not_ready), fit(true, true));
+    assert_eq!(job_pod_fit(&spec(json!({})), &not_ready), fit(false, false));
+    let tolerating =
+        spec(json!({"tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}]}));
+    assert_eq!(job_pod_fit(&tolerating, &not_ready), fit(true, true));
+}
+
+#[test]
+fn a_cordoned_node_takes_only_job_pods_tolerating_unschedulable() {
+    let cordoned = node(json!({"metadata": {"name": "n1"}, "spec": {"unschedulable": true}}));
+    assert_eq!(job_pod_fit(&spec(json!({})), &cordoned), fit(false, true));
+    let tolerating = spec(json!({"tolerations": [
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}]}));
+    assert_eq!(job_pod_fit(&tolerating, &cordoned), fit(true, true));
+    assert_eq!(daemon_pod_fit(&spec(json!({})), &cordoned), fit(true, true));
+}
+
+#[test]
+fn job_pods_follow_selector_affinity_and_taints_like_daemon_pods() {
+    let tainted = plain_node(json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]));
+    assert_eq!(job_pod_fit(&spec(json!({})), &tainted), fit(false, true));
+    let tolerating = spec(json!({"tolerations": [{"key": "dedicated", "operator": "Exists"}]}));
+    assert_eq!(job_pod_fit(&tolerating, &tainted), fit(true, true));
+    let elsewhere = spec(json!({"nodeSelector": {"disk": "hdd"}}));
+    assert_eq!(job_pod_fit(&elsewhere, &tainted), fit(false, false));
+}

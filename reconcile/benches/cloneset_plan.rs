@@ -103,6 +103,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
             condition_type: "InPlaceUpdateReady".into(),
         }]),
         volumes: None,
+        restart_policy: None,
         pinned_node: None,
     });
     let cond = |t: &str| PodCondition {

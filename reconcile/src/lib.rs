@@ -4,6 +4,8 @@
 //!
 //! One module per controller family:
 //!
+//! - [`advancedcronjob`]: the AdvancedCronJob planner (`pkg/controller/advancedcronjob`; docs/advancedcronjob.md).
+//! - [`broadcastjob`]: the BroadcastJob planner (`pkg/controller/broadcastjob`; docs/broadcastjob.md).
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`daemonset`]: the Advanced DaemonSet planner (`pkg/controller/daemonset`; docs/advanced-daemonset.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
@@ -27,6 +29,8 @@
 //! Label selectors are `kruise-core`'s.
 
 pub mod action;
+pub mod advancedcronjob;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod daemonset;
 pub mod expectations;

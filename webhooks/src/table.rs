@@ -123,6 +123,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    MutateBroadcastJob {
+        path: "/mutate-apps-kruise-io-broadcastjob",
+        handler: |request, view, settings| crate::crd::broadcastjob::mutate(request, settings),
+        registrations: [{
+            name: "mbroadcastjob.kb.io",
+            rules: [rule("apps.kruise.io", &["v1alpha1"], "broadcastjobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     MutateSidecarSet {
         path: "/mutate-apps-kruise-io-sidecarset",
         handler: |request, view, settings| crate::crd::sidecarset::mutate(request),
@@ -274,6 +285,18 @@ webhooks! {
         registrations: [{
             name: "vdaemonset.kb.io",
             rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "daemonsets", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// BroadcastJob validation.
+    ValidateBroadcastJob {
+        path: "/validate-apps-kruise-io-broadcastjob",
+        handler: |request, view, settings| crate::crd::broadcastjob::validate(request, view, settings),
+        registrations: [{
+            name: "vbroadcastjob.kb.io",
+            rules: [rule("apps.kruise.io", &["v1alpha1"], "broadcastjobs", CU)],
             scope: AllObjects,
             side_effects: None,
             failure_policy: Fail,

@@ -1,5 +1,7 @@
 //! `apps.kruise.io/v1alpha1`: the original API version, still served and converted.
 
+pub mod advancedcronjob;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod daemonset;
 pub mod resourcedistribution;
@@ -7,6 +9,8 @@ pub mod sidecarset;
 pub mod statefulset;
 pub mod workloadspread;
 
+pub use advancedcronjob::*;
+pub use broadcastjob::*;
 pub use cloneset::*;
 pub use daemonset::*;
 pub use resourcedistribution::*;
