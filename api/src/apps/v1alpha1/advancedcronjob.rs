@@ -110,8 +110,9 @@ pub struct BroadcastJobTemplateSpec {
     pub spec: BroadcastJobSpec,
 }
 
+/// The children's metadata: kept as written (labels, annotations), never pruned by the API server.
 fn metadata_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({ "type": "object" })
+    schemars::json_schema!({ "type": "object", "x-kubernetes-preserve-unknown-fields": true })
 }
 
 string_enum! {
