@@ -76,7 +76,7 @@ fn bench(c: &mut Criterion) {
     let creates = first
         .actions
         .iter()
-        .filter(|a| matches!(a, kruise_reconcile::Action::CreatePod(_)))
+        .filter(|a| matches!(a, kruise_reconcile::Action::CreatePodOnNode { .. }))
         .count();
     assert_eq!(creates, 500, "parallelism 1,500 with 1,000 active");
     if let Some(n) = std::env::var("BROADCASTJOB_PLAN_ITERS")

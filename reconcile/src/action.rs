@@ -23,6 +23,15 @@ pub enum Action {
     CreatePvc(Box<PersistentVolumeClaim>),
     /// Create a pod. Record a `create` scale expectation first.
     CreatePod(Box<Pod>),
+    /// Create a pod from `template` bound to `node` (`spec.nodeName`): a planner that starts many
+    /// pods differing only in their node builds the template once per pass; the loop makes each pod
+    /// ([`Action::pod_on_node`]) when it sends it.
+    CreatePodOnNode {
+        /// The pod, without a node.
+        template: Arc<Pod>,
+        /// The node it is bound to.
+        node: String,
+    },
     /// Delete a pod (precondition on its uid). Record a `delete` scale expectation first.
     DeletePod {
         /// Pod name.
@@ -74,6 +83,13 @@ pub enum Action {
 }
 
 impl Action {
+    /// The pod a [`Action::CreatePodOnNode`] creates: its template with `spec.nodeName` set.
+    pub fn pod_on_node(template: &Pod, node: &str) -> Pod {
+        let mut pod = template.clone();
+        pod.spec.get_or_insert_with(Default::default).node_name = Some(node.to_owned());
+        pod
+    }
+
     /// A Normal event.
     pub fn normal(reason: &'static str, message: String) -> Action {
         Action::Event {

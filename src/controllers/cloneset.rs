@@ -173,7 +173,7 @@ impl Counts {
         let mut c = Counts::default();
         for a in &plan.actions {
             match a {
-                Step::CreatePod(_) | Step::CreatePvc(_) => c.creates += 1,
+                Step::CreatePod(_) | Step::CreatePodOnNode { .. } | Step::CreatePvc(_) => c.creates += 1,
                 Step::DeletePod { .. } | Step::DeletePvc { .. } => c.deletes += 1,
                 Step::PatchPod { .. } | Step::PatchPodStatus { .. } | Step::PatchPvc { .. } => c.patches += 1,
                 Step::SetPodsToDelete(_) => c.patches += 1,

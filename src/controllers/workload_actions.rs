@@ -100,6 +100,9 @@ pub async fn execute<K: Workload>(owner: &Owner<'_, K>, step: &Step) -> Result<O
         Step::CreatePod(p) => {
             pods_api.create(&pp, p).await?;
         }
+        Step::CreatePodOnNode { template, node } => {
+            pods_api.create(&pp, &Step::pod_on_node(template, node)).await?;
+        }
         Step::DeletePod { name, uid } => {
             let dp = DeleteParams {
                 preconditions: uid.clone().map(|uid| Preconditions {
@@ -249,6 +252,11 @@ pub async fn after_call<K: Workload>(
             "SuccessfulCreate",
             "FailedCreate",
             format!("pod: {}", p.name_any()),
+        ),
+        Step::CreatePodOnNode { template, .. } => (
+            "SuccessfulCreate",
+            "FailedCreate",
+            format!("pod: {}", template.name_any()),
         ),
         Step::DeletePod { name, .. } => ("SuccessfulDelete", "FailedDelete", format!("pod: {name}")),
         Step::CreatePvc(p) => (

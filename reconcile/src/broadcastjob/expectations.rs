@@ -27,11 +27,7 @@ impl NodeExpectations {
     /// Records the expectation of an action about to be executed.
     pub fn expect(&mut self, action: &Action, now: Timestamp) {
         match action {
-            Action::CreatePod(pod) => {
-                if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.clone()) {
-                    self.creates.insert(node, now);
-                }
-            }
+            Action::CreatePodOnNode { node, .. } => _ = self.creates.insert(node.clone(), now),
             Action::DeletePod { name, .. } => _ = self.deletes.insert(name.clone(), now),
             _ => {}
         }
@@ -40,11 +36,7 @@ impl NodeExpectations {
     /// Drops the expectation of an action whose call failed.
     pub fn forget(&mut self, action: &Action) {
         match action {
-            Action::CreatePod(pod) => {
-                if let Some(node) = pod.spec.as_ref().and_then(|s| s.node_name.as_deref()) {
-                    self.creates.remove(node);
-                }
-            }
+            Action::CreatePodOnNode { node, .. } => _ = self.creates.remove(node),
             Action::DeletePod { name, .. } => _ = self.deletes.remove(name),
             _ => {}
         }

@@ -1,6 +1,7 @@
 //! One pass over a BroadcastJob (docs/broadcastjob.md#controller).
 
 use foldhash::{HashMap, HashSet, HashSetExt as _};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
@@ -246,8 +247,14 @@ impl<'a> Pass<'a> {
             );
         }
         let room = parallelism.saturating_sub(active);
-        for node in to_run.iter().take(room) {
-            self.actions.push(Action::CreatePod(Box::new(new_pod(job, node))));
+        if room > 0 && !to_run.is_empty() {
+            let template = Arc::new(new_pod(job));
+            for node in to_run.iter().take(room) {
+                self.actions.push(Action::CreatePodOnNode {
+                    template: Arc::clone(&template),
+                    node: (*node).to_owned(),
+                });
+            }
         }
         if always && !desired.is_empty() && all_ran {
             self.status.phase = BroadcastJobPhase::Completed;

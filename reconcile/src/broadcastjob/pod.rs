@@ -13,10 +13,11 @@ pub fn assigned_node(pod: &PodRecord) -> Option<&str> {
         .filter(|n| !n.is_empty())
 }
 
-/// The pod for `node`: the template with name prefix `<job>-`, the labels `broadcastjob-name` and
-/// `broadcastjob-controller-uid`, the job as controller, and `spec.nodeName` set to the node
-/// (OpenKruise's `--assign-bcj-pods-by-scheduler=false` way; docs/broadcastjob.md).
-pub fn new_pod(job: &BroadcastJob, node: &str) -> Pod {
+/// The job's pod before it is bound to a node: the template with name prefix `<job>-`, the labels
+/// `broadcastjob-name` and `broadcastjob-controller-uid` and the job as controller. The plan binds
+/// it to each node through `spec.nodeName` ([`crate::Action::CreatePodOnNode`]; OpenKruise's
+/// `--assign-bcj-pods-by-scheduler=false` way; docs/broadcastjob.md).
+pub fn new_pod(job: &BroadcastJob) -> Pod {
     let name = job.metadata.name.clone().unwrap_or_default();
     let uid = job.metadata.uid.clone().unwrap_or_default();
     let template = &job.spec.template;
@@ -24,8 +25,7 @@ pub fn new_pod(job: &BroadcastJob, node: &str) -> Pod {
     let mut labels = source.labels.unwrap_or_default();
     labels.insert(BROADCAST_JOB_NAME_LABEL.to_owned(), name.clone());
     labels.insert(BROADCAST_JOB_CONTROLLER_UID_LABEL.to_owned(), uid.clone());
-    let mut spec = template.spec.clone().unwrap_or_default();
-    spec.node_name = Some(node.to_owned());
+    let spec = template.spec.clone().unwrap_or_default();
     Pod {
         metadata: ObjectMeta {
             generate_name: Some(format!("{name}-")),

@@ -71,7 +71,9 @@ fn created_on(plan: &Plan) -> Vec<String> {
     plan.actions
         .iter()
         .filter_map(|a| match a {
-            Action::CreatePod(p) => p.spec.as_ref().and_then(|s| s.node_name.clone()),
+            Action::CreatePodOnNode { template, node } => {
+                Action::pod_on_node(template, node).spec.and_then(|s| s.node_name)
+            }
             _ => None,
         })
         .collect()
@@ -127,10 +129,10 @@ fn a_new_job_starts_and_creates_one_pod_per_node_up_to_parallelism() {
         (5, 0, 0, 0),
         "creates are not counted before the cache shows them"
     );
-    let Action::CreatePod(pod) = &p.actions[0] else {
+    let Action::CreatePodOnNode { template, node } = &p.actions[0] else {
         panic!()
     };
-    let pod: &Pod = pod;
+    let pod: &Pod = &Action::pod_on_node(template, node);
     assert_eq!(pod.metadata.generate_name.as_deref(), Some("j-"));
     let labels = pod.metadata.labels.as_ref().unwrap();
     assert_eq!(labels["broadcastjob-name"], "j");

@@ -122,6 +122,7 @@ fn summary(p: &Plan) -> Vec<String> {
                     rev.rsplit('-').next().unwrap()
                 )
             }
+            Action::CreatePodOnNode { node, .. } => format!("create pod on {node}"),
             Action::DeletePod { name, .. } => format!("delete pod {name}"),
             Action::DeletePvc { name } => format!("delete pvc {name}"),
             Action::PatchPvc { name, .. } => format!("patch pvc {name}"),
