@@ -21,7 +21,11 @@ pub struct Clock(Option<Arc<dyn TimeSource>>);
 
 impl fmt::Debug for Clock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.is_some() { "Clock(source)" } else { "Clock(system)" })
+        f.write_str(if self.0.is_some() {
+            "Clock(source)"
+        } else {
+            "Clock(system)"
+        })
     }
 }
 

@@ -156,7 +156,8 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         };
         (StateSource::Memory(Box::new(std::sync::RwLock::new(view))), store)
     } else {
-        let (state, store, caches) = cluster_state(&args, &readiness, &metrics, provided.client, provided.clock).await?;
+        let (state, store, caches) =
+            cluster_state(&args, &readiness, &metrics, provided.client, provided.clock).await?;
         background.push(caches);
         (state, store)
     };

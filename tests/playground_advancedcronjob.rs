@@ -83,10 +83,7 @@ fn jobs(k: &Path, name: &str) -> Vec<String> {
 }
 
 fn acj_field(k: &Path, name: &str, path: &str) -> String {
-    ok(
-        k,
-        &["get", "acj", name, "-o", &format!("jsonpath={{{path}}}")],
-    )
+    ok(k, &["get", "acj", name, "-o", &format!("jsonpath={{{path}}}")])
 }
 
 fn job_complete(k: &Path, job: &str) -> bool {
@@ -117,7 +114,16 @@ impl JobWatch {
         let mut child = Command::new("kubectl")
             .env("KUBECONFIG", k)
             .env("KUBECACHEDIR", k.parent().unwrap().join("kube-cache"))
-            .args(["get", "jobs", "-w", "-o", "json", "--output-watch-events", "-l", "acj"])
+            .args([
+                "get",
+                "jobs",
+                "-w",
+                "-o",
+                "json",
+                "--output-watch-events",
+                "-l",
+                "acj",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -131,8 +137,14 @@ impl JobWatch {
             for event in serde_json::Deserializer::from_reader(BufReader::new(stdout)).into_iter::<Value>() {
                 let Ok(event) = event else { break };
                 let object = &event["object"];
-                let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
-                let owner = object["metadata"]["labels"]["acj"].as_str().unwrap_or_default().to_string();
+                let name = object["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                let owner = object["metadata"]["labels"]["acj"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
                 let jobs = live.entry(owner.clone()).or_default();
                 match event["type"].as_str() {
                     Some("ADDED") => {
@@ -192,7 +204,9 @@ fn each_minute_passed_creates_one_job_history_limits_hold_and_deleted_runs_never
         runs.push(boundary);
         wait_for("the run of this minute, complete", || job_complete(k, &newest));
         // Older finished runs go; this one stays.
-        wait_for("keep-one keeps one finished Job", || jobs(k, "keep-one") == vec![newest.clone()]);
+        wait_for("keep-one keeps one finished Job", || {
+            jobs(k, "keep-one") == vec![newest.clone()]
+        });
         wait_for("keep-none ran this minute and kept nothing", || {
             watch.added(&format!("keep-none-{boundary}")) == 1 && jobs(k, "keep-none").is_empty()
         });
@@ -216,7 +230,11 @@ fn each_minute_passed_creates_one_job_history_limits_hold_and_deleted_runs_never
     for acj in ["keep-one", "keep-none"] {
         for run in &runs {
             let name = format!("{acj}-{run}");
-            assert_eq!(added.get(&name), Some(&1), "{name} created exactly once: {added:?}");
+            assert_eq!(
+                added.get(&name),
+                Some(&1),
+                "{name} created exactly once: {added:?}"
+            );
         }
     }
     assert_eq!(added.len(), 2 * runs.len(), "no other Job: {added:?}");
@@ -265,7 +283,9 @@ fn forbid_skips_while_a_run_is_active_paused_stops_and_a_broadcast_job_template_
         broadcast_jobs() == format!("broadcast-{first}")
     });
     let forbid_first = format!("forbid-{first}");
-    wait_for("forbid's first run", || jobs(k, "forbid") == vec![forbid_first.clone()]);
+    wait_for("forbid's first run", || {
+        jobs(k, "forbid") == vec![forbid_first.clone()]
+    });
     assert_eq!(acj_field(k, "broadcast", ".status.type"), "BroadcastJob");
     let owner = ok(
         k,
@@ -314,7 +334,11 @@ fn forbid_skips_while_a_run_is_active_paused_stops_and_a_broadcast_job_template_
         jobs(k, "paused") == vec![format!("paused-{second}")]
     });
     let (added, most) = watch.stop();
-    assert_eq!(most.get("forbid"), Some(&1), "Forbid never ran two at once: {most:?}");
+    assert_eq!(
+        most.get("forbid"),
+        Some(&1),
+        "Forbid never ran two at once: {most:?}"
+    );
     assert_eq!(added.get(&format!("paused-{first}")), None);
     assert_eq!(added.get(&format!("paused-{second}")), Some(&1));
     assert_eq!(added.get(&format!("forbid-{second}")), Some(&1));

@@ -95,9 +95,7 @@ async fn sync_job(api: &Api, jdef: &ResourceDef, pdef: &ResourceDef, job: &Value
         spec["activeDeadlineSeconds"].as_i64(),
         start.as_deref().and_then(meta::parse_time),
     ) {
-        (Some(limit), Some(t)) if !suspended => {
-            (api.clock.now() - t).whole_seconds() >= limit
-        }
+        (Some(limit), Some(t)) if !suspended => (api.clock.now() - t).whole_seconds() >= limit,
         _ => false,
     };
     let backoff = spec["backoffLimit"].as_i64().unwrap_or(6);

@@ -73,8 +73,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use api::Api;
-pub use clock::{Clock, ClockError};
 pub use api::admission::{AdmissionHook, Attributes, Operation};
+pub use clock::{Clock, ClockError};
 pub use error::{ApiError, ClientError, StartError};
 
 /// How to start a playground.
