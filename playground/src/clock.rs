@@ -93,7 +93,7 @@ mod tests {
     fn a_manual_clock_moves_forward_for_every_clone_and_the_system_clock_does_not() {
         let clock = Clock::manual();
         let other = clock.clone();
-        let mut seen = other.subscribe();
+        let seen = other.subscribe();
         let before = other.now();
         clock.advance(Duration::from_secs(3600)).unwrap();
         assert_eq!(other.offset(), Duration::from_secs(3600));
