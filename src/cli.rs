@@ -62,6 +62,20 @@ pub struct PlaygroundArgs {
     /// address, where you run `kruise serve --port <its port>` with the playground's kubeconfig.
     #[arg(long, value_name = "ADDR")]
     pub external_webhook: Option<SocketAddr>,
+    /// `manual`: the playground's and kruise-rs's controllers share a clock that
+    /// `kubectl create --raw /playground/clock -f -` with `{"advanceSeconds": N}` moves forward, so
+    /// schedules can be tested without waiting (docs/advancedcronjob.md#clock).
+    #[arg(long, value_enum, default_value_t = ClockKind::System)]
+    pub clock: ClockKind,
+}
+
+/// Which clock `kruise playground` runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClockKind {
+    /// The system clock.
+    System,
+    /// The system clock plus an offset tests move forward.
+    Manual,
 }
 
 /// `kruise daemon`.

@@ -75,6 +75,8 @@ pub struct Context {
     pub uninjected_pods: crate::server::metrics::UninjectedPods,
     /// The feature gates (`ResourceDistributionGate` decides whether that controller runs).
     pub settings: kruise_core::Settings,
+    /// What the controllers read as now (the system clock outside the playground).
+    pub clock: crate::clock::Clock,
 }
 
 /// Errors of one reconcile; the error policy requeues with backoff.

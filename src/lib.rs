@@ -5,6 +5,7 @@ pub mod admission;
 pub mod admit;
 pub mod certificates;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod controllers;
 pub mod daemon;

@@ -62,6 +62,9 @@ pub struct Options {
     /// Run kruise-rs elsewhere: its webhook Service resolves to this address, where a separate
     /// `kruise serve` (given this playground's kubeconfig) is to listen. `None`: run it here.
     pub external_webhook: Option<SocketAddr>,
+    /// The clock the playground's and kruise-rs's controllers share ([`kruise_playground::Clock::manual`]:
+    /// one a test moves forward with `POST /playground/clock`).
+    pub clock: kruise_playground::Clock,
 }
 
 impl Default for Options {
@@ -72,6 +75,7 @@ impl Default for Options {
             kubelet_delay: Duration::from_millis(100),
             settings: Settings::default(),
             external_webhook: None,
+            clock: kruise_playground::Clock::system(),
         }
     }
 }
@@ -116,6 +120,7 @@ pub async fn start(options: Options) -> Result<Handle, PlaygroundError> {
         webhook_address: Some(webhook_addr),
         nodes: options.nodes,
         kubelet_delay: options.kubelet_delay,
+        clock: options.clock.clone(),
         ..PlaygroundOptions::default()
     })
     .await?;
@@ -123,7 +128,7 @@ pub async fn start(options: Options) -> Result<Handle, PlaygroundError> {
     install::install(&client).await?;
     let kruise = match listener {
         Some(listener) => {
-            let kruise = serve::start(client.clone(), listener, options.settings).await?;
+            let kruise = serve::start(client.clone(), listener, options.settings, options.clock).await?;
             install::wait_ready(&client, &kruise).await?;
             Some(kruise)
         }
@@ -161,6 +166,10 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
         nodes: args.nodes,
         kubelet_delay: Duration::from_millis(args.kubelet_delay_ms),
         external_webhook: args.external_webhook,
+        clock: match args.clock {
+            crate::cli::ClockKind::System => kruise_playground::Clock::system(),
+            crate::cli::ClockKind::Manual => kruise_playground::Clock::manual(),
+        },
         ..Options::default()
     };
     let handle = start(options).await.context("cannot start the playground")?;
@@ -176,6 +185,11 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
         ),
         (None, Some(metrics)) => println!("kruise-rs metrics: http://{metrics}/metrics"),
         (None, None) => {}
+    }
+    if handle.playground.clock().is_manual() {
+        println!(
+            "manual clock: kubectl create --raw /playground/clock -f - <<< '{{\"advanceSeconds\": 60}}'"
+        );
     }
     println!("ready");
     shutdown_signal().await;

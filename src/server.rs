@@ -84,6 +84,9 @@ pub struct Provided {
     pub listener: Option<std::net::TcpListener>,
     /// Limits and timeouts of the webhook port (`kruise serve`'s flags; their defaults otherwise).
     pub limits: ServingLimits,
+    /// What the controllers read as now: the system clock, except in the playground with a manual
+    /// clock (`kruise serve` has no way to set another).
+    pub clock: crate::clock::Clock,
 }
 
 /// Certificate parameters from the command line.
@@ -153,7 +156,8 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         };
         (StateSource::Memory(Box::new(std::sync::RwLock::new(view))), store)
     } else {
-        let (state, store, caches) = cluster_state(&args, &readiness, &metrics, provided.client).await?;
+        let (state, store, caches) =
+            cluster_state(&args, &readiness, &metrics, provided.client, provided.clock).await?;
         background.push(caches);
         (state, store)
     };
@@ -257,6 +261,7 @@ async fn cluster_state(
     readiness: &Arc<Readiness>,
     metrics: &Metrics,
     client: Option<kube::Client>,
+    clock: crate::clock::Clock,
 ) -> anyhow::Result<(StateSource, CertStore, tokio::task::JoinHandle<()>)> {
     let client = match client {
         Some(client) => client,
@@ -283,6 +288,7 @@ async fn cluster_state(
                 view: Arc::new(synced),
                 uninjected_pods,
                 settings,
+                clock,
             };
             // Runs until this task is aborted ([`Running::stop`]), which stops the controllers.
             controllers::run_while_leading(context, leading).await;

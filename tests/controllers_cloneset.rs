@@ -59,6 +59,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
         settings: Default::default(),
+        clock: Default::default(),
     }));
     Env { cluster, controller }
 }

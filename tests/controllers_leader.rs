@@ -38,6 +38,7 @@ async fn controllers_start_on_leadership_and_stop_when_it_is_lost() {
             view: Arc::new(MemoryView::default()),
             uninjected_pods: Default::default(),
             settings: Default::default(),
+            clock: Default::default(),
         },
         receiver,
     );

@@ -16,6 +16,7 @@ fn context(cluster: &Cluster) -> Context {
         view: Arc::new(MemoryView::default()),
         uninjected_pods: Default::default(),
         settings: Default::default(),
+        clock: Default::default(),
     }
 }
 

@@ -62,6 +62,7 @@ async fn start(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
         settings: Default::default(),
+        clock: Default::default(),
     }))
 }
 

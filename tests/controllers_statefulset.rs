@@ -57,6 +57,7 @@ async fn start(arm: impl FnOnce(&Cluster)) -> Env {
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
         settings: Default::default(),
+        clock: Default::default(),
     }));
     Env { cluster, controller }
 }

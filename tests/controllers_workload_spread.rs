@@ -49,6 +49,7 @@ async fn run_controller(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
         settings: Default::default(),
+        clock: Default::default(),
     }))
 }
 

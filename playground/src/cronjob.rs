@@ -10,6 +10,7 @@
 //! - finished Jobs beyond `successfulJobsHistoryLimit` (3) / `failedJobsHistoryLimit` (1) are
 //!   deleted, oldest first.
 //!
+//! "Now" is the playground's [`crate::clock::Clock`] (a manual clock moves schedules forward).
 //! Schedules are read by the `cron` module, in UTC: a CronJob with another `timeZone` (or a
 //! `CRON_TZ=`/`TZ=` prefix) starts nothing here.
 
@@ -84,7 +85,7 @@ fn utc_only(cj: &Value) -> bool {
 
 async fn sync_cronjob(api: &Api, cdef: &ResourceDef, jdef: &ResourceDef, cj: &Value, jobs: &[&Value]) {
     let spec = &cj["spec"];
-    let now = OffsetDateTime::now_utc();
+    let now = api.clock.now();
     let mut active: Vec<&Value> = jobs
         .iter()
         .copied()

@@ -6,7 +6,7 @@
 //!   until one succeeds; `suspend` deletes the active pods;
 //! - failures: failed pods, plus container restarts with `restartPolicy: OnFailure`; more than
 //!   `backoffLimit` (default 6) → conditions `FailureTarget` then `Failed`, reason
-//!   `BackoffLimitExceeded`, active pods deleted; past `activeDeadlineSeconds` → reason
+//!   `BackoffLimitExceeded`, active pods deleted; past `activeDeadlineSeconds` (on the playground clock) → reason
 //!   `DeadlineExceeded`;
 //! - `completions` pods succeeded (or, without completions, one succeeded and none active) →
 //!   conditions `SuccessCriteriaMet` then `Complete` (reason `CompletionsReached`) and
@@ -63,7 +63,7 @@ fn condition(kind: &str, reason: &str, message: &str, now: &str) -> Value {
 
 async fn sync_job(api: &Api, jdef: &ResourceDef, pdef: &ResourceDef, job: &Value, pods: &[&Value]) {
     let spec = &job["spec"];
-    let now = meta::now();
+    let now = meta::timestamp(api.clock.now());
     let count = |phase: &str| pods.iter().filter(|p| p["status"]["phase"] == phase).count() as i64;
     let prior = |f: &str| job["status"][f].as_i64().unwrap_or(0);
     let succeeded = count("Succeeded").max(prior("succeeded"));
@@ -95,9 +95,7 @@ async fn sync_job(api: &Api, jdef: &ResourceDef, pdef: &ResourceDef, job: &Value
         spec["activeDeadlineSeconds"].as_i64(),
         start.as_deref().and_then(meta::parse_time),
     ) {
-        (Some(limit), Some(t)) if !suspended => {
-            (time::OffsetDateTime::now_utc() - t).whole_seconds() >= limit
-        }
+        (Some(limit), Some(t)) if !suspended => (api.clock.now() - t).whole_seconds() >= limit,
         _ => false,
     };
     let backoff = spec["backoffLimit"].as_i64().unwrap_or(6);

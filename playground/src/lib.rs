@@ -18,6 +18,7 @@
 pub mod api;
 pub mod apply;
 pub mod builtin_schemas;
+pub mod clock;
 pub mod conversion;
 pub mod crd;
 pub mod cron;
@@ -73,6 +74,7 @@ use std::time::Duration;
 
 pub use api::Api;
 pub use api::admission::{AdmissionHook, Attributes, Operation};
+pub use clock::{Clock, ClockError};
 pub use error::{ApiError, ClientError, StartError};
 
 /// How to start a playground.
@@ -96,6 +98,8 @@ pub struct PlaygroundOptions {
     pub nodes: usize,
     /// How long the simulated kubelet takes to start (or restart) a container.
     pub kubelet_delay: Duration,
+    /// The clock the built-in controllers read ([`Clock::manual`]: one a test advances).
+    pub clock: Clock,
 }
 
 impl Default for PlaygroundOptions {
@@ -109,6 +113,7 @@ impl Default for PlaygroundOptions {
             webhook_address: None,
             nodes: 0,
             kubelet_delay: Duration::from_millis(100),
+            clock: Clock::system(),
         }
     }
 }
@@ -124,6 +129,7 @@ impl std::fmt::Debug for PlaygroundOptions {
             .field("webhook_address", &self.webhook_address)
             .field("nodes", &self.nodes)
             .field("kubelet_delay", &self.kubelet_delay)
+            .field("clock", &self.clock)
             .finish()
     }
 }
@@ -152,6 +158,7 @@ impl Playground {
         let mut api = Api::new(options.history_limit, hooks);
         api.bookmark_interval = options.bookmark_interval;
         api.webhook_address = options.webhook_address;
+        api.clock = options.clock.clone();
         let api = Arc::new(api);
         let handle = axum_server::Handle::new();
         let config = axum_server::tls_rustls::RustlsConfig::from_config(rustls);
@@ -198,6 +205,11 @@ impl Playground {
     /// The CA certificate (PEM) clients must trust.
     pub fn ca_pem(&self) -> &str {
         &self.ca_pem
+    }
+
+    /// The clock the built-in controllers read.
+    pub fn clock(&self) -> &Clock {
+        &self.api.clock
     }
 
     /// The server state (store, registry), for in-process controllers and assertions.

@@ -45,12 +45,38 @@ async fn handle(
     }
 }
 
+/// `GET /playground/clock`: the clock's time; `POST` with `{"advanceSeconds": N}` moves a manual clock
+/// forward (`kubectl create --raw /playground/clock -f -`) and answers the new time.
+fn clock(api: &Api, req: &Request) -> Result<Response, ApiError> {
+    let state = |api: &Api| {
+        serde_json::json!({"kind": "PlaygroundClock", "manual": api.clock.is_manual(),
+            "now": crate::meta::timestamp(api.clock.now()),
+            "offsetSeconds": api.clock.offset().as_secs()})
+    };
+    match req.method {
+        Method::GET => Ok(json_response(StatusCode::OK, &state(api))),
+        Method::POST => {
+            let body: serde_json::Value = serde_json::from_slice(&req.body)
+                .map_err(|e| ApiError::bad_request(format!("clock: {e}")))?;
+            let seconds = body["advanceSeconds"].as_u64().ok_or_else(|| {
+                ApiError::bad_request("clock: expected {\"advanceSeconds\": <non-negative integer>}")
+            })?;
+            api.clock
+                .advance(std::time::Duration::from_secs(seconds))
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            Ok(json_response(StatusCode::CREATED, &state(api)))
+        }
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}
+
 async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, ApiError> {
     match path {
         "/version" | "/version/" => return Ok(json_response(StatusCode::OK, &discovery::version())),
         "/healthz" | "/livez" | "/readyz" => return Ok((StatusCode::OK, "ok").into_response()),
         "/openapi/v3" | "/openapi/v3/" => return Ok(json_response(StatusCode::OK, &openapi::root(api))),
         "/openapi/v2" | "/openapi/v2/" => return Ok(openapi::v2(&req)),
+        "/playground/clock" => return clock(api, &req),
         _ => {}
     }
     if let Some(gv) = path.strip_prefix("/openapi/v3/") {

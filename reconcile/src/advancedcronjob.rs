@@ -7,10 +7,9 @@
 //! finished child never makes its run happen again (openkruise/kruise#792, #1488).
 
 mod plan;
-mod schedule;
 
+pub use kruise_core::cron::{Schedule, ScheduleError};
 pub use plan::{Child, ChildKind, Input, NewChild, Plan, Step, plan};
-pub use schedule::{Schedule, ScheduleError};
 
 #[cfg(test)]
 mod tests;

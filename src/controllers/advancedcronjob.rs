@@ -4,7 +4,8 @@
 //! One pass gathers the Jobs and BroadcastJobs the AdvancedCronJob controls from the shared cluster
 //! cache, lets the planner decide, deletes (background propagation) and creates children, writes the
 //! status with the resourceVersion as precondition, and looks again at the next scheduled time. Changes
-//! of either child kind trigger the owner (OpenKruise's Job watch names the wrong owner type).
+//! of either child kind trigger the owner (OpenKruise's Job watch names the wrong owner type). "Now" is
+//! the context's clock; when it jumps (the playground's manual clock), every AdvancedCronJob is passed.
 
 use std::{sync::Arc, time::Duration};
 
@@ -144,7 +145,7 @@ async fn pass(
     let input = Input {
         acj: &acj,
         children: &children,
-        now: Timestamp::now(),
+        now: state.context.clock.now(),
     };
     let plan = kruise_reconcile::advancedcronjob::plan(&input);
     if let Some(e) = &plan.error {
@@ -179,7 +180,10 @@ impl Reconciler for State {
     const RESYNC: Duration = RESYNC;
 
     fn triggers(&self, triggers: Triggers<AdvancedCronJob>) -> Triggers<AdvancedCronJob> {
-        triggers.watch(owner_of::<Job>).watch(owner_of::<BroadcastJob>)
+        triggers
+            .watch(owner_of::<Job>)
+            .watch(owner_of::<BroadcastJob>)
+            .all_on(self.context.clock.jumps())
     }
 
     fn cached(view: &dyn ControllerView, namespace: &str, name: &str) -> Option<Arc<AdvancedCronJob>> {

@@ -174,6 +174,12 @@ impl<K: Object> Triggers<K> {
         })
     }
 
+    /// Every known object is passed each time `ticks` yields (a clock jumped forward).
+    pub fn all_on(mut self, ticks: impl futures::Stream<Item = ()> + Send + 'static) -> Self {
+        self.controller = self.controller.reconcile_all_on(ticks);
+        self
+    }
+
     /// Changes of `W` trigger the objects `owners` names.
     pub fn watch<W>(self, owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static) -> Self
     where

@@ -5,7 +5,11 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use kruise_webhooks::Settings;
 
+use futures::{StreamExt as _, stream::BoxStream};
+use k8s_openapi::jiff::Timestamp;
+
 use super::{NAMESPACE, PlaygroundError, SERVICE};
+use crate::clock::{Clock, TimeSource};
 use crate::{
     cli::{CertMode, ServeArgs},
     server::{self, Provided, Running, health::Readiness},
@@ -30,6 +34,23 @@ impl Kruise {
     /// Stops the controllers and the certificate loop, then serving.
     pub async fn stop(self) {
         self.running.stop(Duration::from_secs(1)).await;
+    }
+}
+
+/// The playground's manual clock as the controllers' time source.
+struct PlaygroundTime(kruise_playground::Clock);
+
+impl TimeSource for PlaygroundTime {
+    fn now(&self) -> Timestamp {
+        let now = self.0.now();
+        Timestamp::from_nanosecond(now.unix_timestamp_nanos()).unwrap_or_else(|_| Timestamp::now())
+    }
+
+    fn jumps(&self) -> BoxStream<'static, ()> {
+        futures::stream::unfold(self.0.subscribe(), |mut moves| async move {
+            moves.changed().await.ok().map(|()| ((), moves))
+        })
+        .boxed()
     }
 }
 
@@ -58,10 +79,17 @@ pub async fn start(
     client: kube::Client,
     listener: std::net::TcpListener,
     settings: Settings,
+    clock: kruise_playground::Clock,
 ) -> Result<Kruise, PlaygroundError> {
+    let clock = if clock.is_manual() {
+        Clock::from_source(Arc::new(PlaygroundTime(clock)))
+    } else {
+        Clock::system()
+    };
     let provided = Provided {
         client: Some(client),
         listener: Some(listener),
+        clock,
         ..Provided::default()
     };
     let running = server::start_with(args(settings), provided)

@@ -11,6 +11,8 @@
 //! | `/validate-apps-kruise-io-statefulset` | Advanced StatefulSet | deletion protection, then validation and immutable fields |
 //! | `/mutate-apps-kruise-io-broadcastjob` | BroadcastJob | defaults (and pod-template defaults) |
 //! | `/validate-apps-kruise-io-broadcastjob` | BroadcastJob | validation |
+//! | `/mutate-apps-kruise-io-advancedcronjob` | AdvancedCronJob | defaults (and pod-template defaults) |
+//! | `/validate-apps-kruise-io-advancedcronjob` | AdvancedCronJob | validation and immutable fields |
 //! | `/mutate-apps-kruise-io-daemonset` | Advanced DaemonSet | defaults (no pod-template defaults) |
 //! | `/validate-apps-kruise-io-daemonset` | Advanced DaemonSet | validation and immutable fields |
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
@@ -38,6 +40,7 @@
 //! handlers apply the same defaults in memory before checking, so a validating call alone (e.g. `kruise
 //! admit`) judges the object the apiserver would store, not an intermediate one.
 
+pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
 pub mod daemonset;

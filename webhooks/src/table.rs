@@ -134,6 +134,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    MutateAdvancedCronJob {
+        path: "/mutate-apps-kruise-io-advancedcronjob",
+        handler: |request, view, settings| crate::crd::advancedcronjob::mutate(request, settings),
+        registrations: [{
+            name: "madvancedcronjob.kb.io",
+            rules: [rule("apps.kruise.io", &["v1alpha1"], "advancedcronjobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     MutateSidecarSet {
         path: "/mutate-apps-kruise-io-sidecarset",
         handler: |request, view, settings| crate::crd::sidecarset::mutate(request),
@@ -297,6 +308,18 @@ webhooks! {
         registrations: [{
             name: "vbroadcastjob.kb.io",
             rules: [rule("apps.kruise.io", &["v1alpha1"], "broadcastjobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// AdvancedCronJob validation.
+    ValidateAdvancedCronJob {
+        path: "/validate-apps-kruise-io-advancedcronjob",
+        handler: |request, view, settings| crate::crd::advancedcronjob::validate(request, view, settings),
+        registrations: [{
+            name: "vadvancedcronjob.kb.io",
+            rules: [rule("apps.kruise.io", &["v1alpha1"], "advancedcronjobs", CU)],
             scope: AllObjects,
             side_effects: None,
             failure_policy: Fail,

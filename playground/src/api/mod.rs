@@ -42,6 +42,8 @@ pub struct Api {
     pub requests: crate::request_counts::RequestCounts,
     /// Where webhook `clientConfig.service`s resolve to (conversion webhooks).
     pub webhook_address: Option<std::net::SocketAddr>,
+    /// What the built-in controllers read as now (the system clock unless `--clock manual`).
+    pub clock: crate::clock::Clock,
 }
 
 impl std::fmt::Debug for Api {
@@ -70,11 +72,12 @@ impl Api {
             bookmark_interval: std::time::Duration::from_secs(60),
             requests: Default::default(),
             webhook_address: None,
+            clock: crate::clock::Clock::system(),
         };
         let ns_key = ResKey::new("", "namespaces");
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let mut obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-            stamp_new(&mut obj, false);
+            stamp_new(&mut obj, false, &meta::now());
             kinds::prepare_create("namespaces", &mut obj);
             let _ = api.store.create(&ns_key, obj);
         }
@@ -149,7 +152,7 @@ impl Api {
         if def.namespaced {
             self.check_namespace(def, ns, &name)?;
         }
-        stamp_new(&mut obj, def.has_generation);
+        stamp_new(&mut obj, def.has_generation, &meta::timestamp(self.clock.now()));
         if def.has(crate::resources::Subresource::Status) {
             obj.as_object_mut().map(|m| m.remove("status"));
         }
@@ -302,11 +305,11 @@ impl Api {
     }
 }
 
-/// Sets uid, creationTimestamp and generation of a new object; drops server-owned fields.
-fn stamp_new(obj: &mut Value, has_generation: bool) {
+/// Sets uid, creationTimestamp (`now`) and generation of a new object; drops server-owned fields.
+fn stamp_new(obj: &mut Value, has_generation: bool, now: &str) {
     let m = meta::metadata_mut(obj);
     m.insert("uid".into(), json!(meta::uid()));
-    m.insert("creationTimestamp".into(), json!(meta::now()));
+    m.insert("creationTimestamp".into(), json!(now));
     m.remove("deletionTimestamp");
     m.remove("deletionGracePeriodSeconds");
     m.remove("selfLink");

@@ -11,8 +11,8 @@ use kruise_api::apps_v1alpha1::{
     TemplateKind,
 };
 
-use super::schedule::{Schedule, ScheduleError};
 use crate::rfc3339::rfc3339;
+use kruise_core::cron::{Schedule, ScheduleError};
 
 /// The kind of a child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -113,9 +113,17 @@ fn name_rule(name: &str, _prefix: bool) -> Vec<String> {
 /// `validateBroadcastJob` on a defaulted object.
 pub fn validate_broadcast_job(obj: &Value) -> ErrorList {
     let mut errs = validate_object_meta(obj.get("metadata"), true, name_rule);
+    errs.extend(validate_spec(
+        obj.get("spec").unwrap_or(&Value::Null),
+        &Path::new("spec"),
+    ));
+    errs
+}
+
+/// The rules of a BroadcastJob's `spec` at `sp` (also an AdvancedCronJob's BroadcastJob template).
+pub fn validate_spec(spec: &Value, sp: &Path) -> ErrorList {
+    let mut errs = ErrorList::new();
     let null = Value::Null;
-    let spec = obj.get("spec").unwrap_or(&null);
-    let sp = Path::new("spec");
     let completion = spec.get("completionPolicy").unwrap_or(&null);
     if str_at(completion, "type") == "Never" {
         let cp = sp.child("completionPolicy");

@@ -43,6 +43,12 @@ const DESCRIPTORS: &[(&str, &str)] = &[
     ("@hourly", "0 * * * *"),
 ];
 
+/// The IANA time zone `name` (case-sensitive, as Go's `time.LoadLocation` on Linux).
+pub fn time_zone(name: &str) -> Result<Tz, ScheduleError> {
+    name.parse::<Tz>()
+        .map_err(|_| ScheduleError::UnknownTimeZone(name.to_owned()))
+}
+
 impl Schedule {
     /// Parses `schedule` in `time_zone` (UTC when absent; a `TZ=` prefix wins, as in OpenKruise the
     /// webhook forbids both).
@@ -64,9 +70,7 @@ impl Schedule {
         }
         let zone = match zone_name {
             None => Tz::UTC,
-            Some(name) => name
-                .parse::<Tz>()
-                .map_err(|_| ScheduleError::UnknownTimeZone(name.to_owned()))?,
+            Some(name) => self::time_zone(name)?,
         };
         let pattern = if text.starts_with('@') {
             DESCRIPTORS
@@ -92,5 +96,56 @@ impl Schedule {
             .with_timezone(&self.zone);
         let next = self.cron.find_next_occurrence(&at, false).ok()?;
         Timestamp::from_second(next.timestamp()).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn what_parses_and_what_does_not() {
+        for ok in [
+            "*/1 * * * *",
+            "0 3 * * mon-fri",
+            "@hourly",
+            "TZ=Asia/Shanghai 0 0 * * *",
+        ] {
+            assert!(Schedule::parse(ok, None).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "* * * *",
+            "0 0 * * * *",
+            "@every-minute",
+            "61 * * * *",
+            "TZ=Mars/Base 0 0 * * *",
+        ] {
+            assert!(Schedule::parse(bad, None).is_err(), "{bad}");
+        }
+        assert_eq!(
+            Schedule::parse("* * * * *", Some("Nowhere/Land")).unwrap_err(),
+            ScheduleError::UnknownTimeZone("Nowhere/Land".into())
+        );
+        assert!(time_zone("Europe/Paris").is_ok());
+        assert!(time_zone("europe/paris").is_err());
+    }
+
+    #[test]
+    fn next_times_follow_the_zone() {
+        let s = Schedule::parse("0 9 * * *", Some("Asia/Tokyo")).unwrap();
+        assert_eq!(
+            s.next_after(at("2026-01-01T00:00:00Z")),
+            Some(at("2026-01-02T00:00:00Z"))
+        );
+        let minutely = Schedule::parse("*/1 * * * *", None).unwrap();
+        assert_eq!(
+            minutely.next_after(at("2026-01-01T00:00:30Z")),
+            Some(at("2026-01-01T00:01:00Z"))
+        );
     }
 }
