@@ -39,8 +39,13 @@ impl ImageRef {
             None => (image, None),
         };
         if let Some(d) = digest {
-            let Some((algo, hex)) = d.split_once(':') else { return Err(invalid()) };
-            let hex_ok = hex.len() >= 32 && hex.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
+            let Some((algo, hex)) = d.split_once(':') else {
+                return Err(invalid());
+            };
+            let hex_ok = hex.len() >= 32
+                && hex
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase());
             if algo.is_empty() || !hex_ok {
                 return Err(invalid());
             }
@@ -54,7 +59,8 @@ impl ImageRef {
         if let Some(t) = tag {
             let ok = !t.is_empty()
                 && t.len() <= 128
-                && t.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
                 && !t.starts_with(['.', '-']);
             if !ok {
                 return Err(invalid());
@@ -87,7 +93,11 @@ pub fn is_digest(tag: &str) -> bool {
 
 /// `name:tag`, or `name@digest` when the tag is a digest.
 pub fn join(name: &str, tag: &str) -> String {
-    if is_digest(tag) { format!("{name}@{tag}") } else { format!("{name}:{tag}") }
+    if is_digest(tag) {
+        format!("{name}@{tag}")
+    } else {
+        format!("{name}:{tag}")
+    }
 }
 
 /// Validates the repository path and strips the default registry and `library/`.
@@ -96,11 +106,13 @@ fn familiar(name: &str) -> Option<String> {
         return None;
     }
     let mut parts: Vec<&str> = name.split('/').collect();
-    let has_domain = parts.len() > 1
-        && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost");
+    let has_domain =
+        parts.len() > 1 && (parts[0].contains('.') || parts[0].contains(':') || parts[0] == "localhost");
     let domain = if has_domain { Some(parts.remove(0)) } else { None };
     if let Some(d) = domain
-        && !d.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
+        && !d
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
     {
         return None;
     }
@@ -116,9 +128,11 @@ fn familiar(name: &str) -> Option<String> {
     }
     let path = parts.join("/");
     Some(match domain {
-        None | Some("docker.io" | "index.docker.io") => {
-            path.strip_prefix("library/").filter(|p| !p.contains('/')).unwrap_or(&path).to_owned()
-        }
+        None | Some("docker.io" | "index.docker.io") => path
+            .strip_prefix("library/")
+            .filter(|p| !p.contains('/'))
+            .unwrap_or(&path)
+            .to_owned(),
         Some(d) => format!("{d}/{path}"),
     })
 }
@@ -162,7 +176,16 @@ mod tests {
 
     #[test]
     fn malformed_references_are_refused() {
-        for bad in ["", "Busybox", "demo:", "demo:v 2", "a//b", "demo@sha256:xyz", ":v1", "demo@md5"] {
+        for bad in [
+            "",
+            "Busybox",
+            "demo:",
+            "demo:v 2",
+            "a//b",
+            "demo@sha256:xyz",
+            ":v1",
+            "demo@md5",
+        ] {
             assert!(ImageRef::parse(bad).is_err(), "{bad:?}");
         }
     }
