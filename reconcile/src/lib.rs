@@ -39,6 +39,7 @@ pub mod image_pull_job;
 pub mod inplace;
 pub mod int_or_percent;
 pub mod lifecycle;
+pub mod node_image;
 pub mod pods;
 pub mod pub_status;
 pub mod resource_distribution;
