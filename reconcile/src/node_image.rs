@@ -52,7 +52,13 @@ pub struct Plan {
 
 /// Plans one pass.
 pub fn plan(input: &Input<'_>) -> Plan {
-    let Input { name, node, node_image, now, .. } = *input;
+    let Input {
+        name,
+        node,
+        node_image,
+        now,
+        ..
+    } = *input;
     let node = node.filter(|n| n.metadata.deletion_timestamp.is_none());
     let virtual_node = node.is_some_and(|n| label(&n.metadata, VIRTUAL_KUBELET.0) == Some(VIRTUAL_KUBELET.1));
     let Some(node_image) = node_image else {
@@ -74,7 +80,10 @@ pub fn plan(input: &Input<'_>) -> Plan {
     };
     if node.is_none() {
         let fake = label(&node_image.metadata, FAKE_NODE_IMAGE_LABEL).is_some();
-        return Plan { delete: !fake, ..Plan::default() };
+        return Plan {
+            delete: !fake,
+            ..Plan::default()
+        };
     }
     let mut plan = Plan::default();
     let mut next: Option<Timestamp> = None;
@@ -94,7 +103,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
             let before = tag.owner_references.len();
             tag.owner_references.retain(|o| {
                 let is_job = o.kind.as_deref() == Some("ImagePullJob")
-                    && o.api_version.as_deref().is_some_and(|v| v.starts_with("apps.kruise.io/"));
+                    && o.api_version
+                        .as_deref()
+                        .is_some_and(|v| v.starts_with("apps.kruise.io/"));
                 !is_job || o.uid.as_ref().is_some_and(|uid| input.live_jobs.contains(uid))
             });
             if before > 0 && tag.owner_references.is_empty() {
@@ -103,9 +114,14 @@ pub fn plan(input: &Input<'_>) -> Plan {
             let done = status_of(statuses, image, &tag.tag)
                 .filter(|s| s.version == tag.version)
                 .and_then(|s| s.completion_time.as_ref());
-            let ttl = tag.pull_policy.as_ref().and_then(|p| p.ttl_seconds_after_finished);
+            let ttl = tag
+                .pull_policy
+                .as_ref()
+                .and_then(|p| p.ttl_seconds_after_finished);
             if let (Some(Time(done)), Some(ttl)) = (done, ttl) {
-                let at = done.checked_add(SignedDuration::from_secs(i64::from(ttl))).unwrap_or(*done);
+                let at = done
+                    .checked_add(SignedDuration::from_secs(i64::from(ttl)))
+                    .unwrap_or(*done);
                 if at <= now {
                     return false;
                 }
@@ -123,10 +139,13 @@ pub fn plan(input: &Input<'_>) -> Plan {
     for (image, spec) in &wanted.spec.images {
         for tag in &spec.tags {
             let created = tag.created_at.as_ref().map_or(now, |t| t.0);
-            let current = status_of(Some(&status.image_statuses), image, &tag.tag).filter(|s| s.version == tag.version);
+            let current =
+                status_of(Some(&status.image_statuses), image, &tag.tag).filter(|s| s.version == tag.version);
             let failure = match current {
                 None => {
-                    let at = created.checked_add(SignedDuration::from_secs(RESPONSE_TIMEOUT_SECONDS)).unwrap_or(created);
+                    let at = created
+                        .checked_add(SignedDuration::from_secs(RESPONSE_TIMEOUT_SECONDS))
+                        .unwrap_or(created);
                     if at <= now {
                         Some("node has not responded for a long time")
                     } else {
@@ -139,7 +158,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
                     match deadline {
                         Some(d) => {
                             let at = created
-                                .checked_add(SignedDuration::from_secs(d.saturating_add(RESPONSE_TIMEOUT_SECONDS)))
+                                .checked_add(SignedDuration::from_secs(
+                                    d.saturating_add(RESPONSE_TIMEOUT_SECONDS),
+                                ))
                                 .unwrap_or(created);
                             if at <= now {
                                 Some("pulling exceeds the activeDeadlineSeconds")
@@ -173,7 +194,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
         plan.status = Some(status);
     }
     plan.requeue_after = next.map(|at| {
-        Duration::try_from(at.duration_since(now)).unwrap_or(MIN_REQUEUE).max(MIN_REQUEUE)
+        Duration::try_from(at.duration_since(now))
+            .unwrap_or(MIN_REQUEUE)
+            .max(MIN_REQUEUE)
     });
     plan
 }

@@ -12,14 +12,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt as _;
-use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::watcher::{self, Event};
 use kruise_api::apps_v1beta1::{
     ImagePullPhase, ImagePullPolicy, ImageStatus, ImageTagStatus, NodeImage, NodeImageStatus,
     PULLING_IMAGE_BY_ANNOTATION,
 };
 use kruise_cri::Runtime;
 use kruise_cri::v1::PodSandboxConfig;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::watcher::{self, Event};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -133,7 +133,10 @@ impl Puller {
         let known = self.written.clone().unwrap_or_else(|| stored.clone());
         let spec = &ni.spec;
         self.running.retain(|(name, tag), r| {
-            let keep = spec.images.get(name).is_some_and(|i| i.tags.iter().any(|t| &t.tag == tag && t.version == r.version));
+            let keep = spec
+                .images
+                .get(name)
+                .is_some_and(|i| i.tags.iter().any(|t| &t.tag == tag && t.version == r.version));
             if !keep {
                 r.task.abort();
             }
@@ -159,13 +162,23 @@ impl Puller {
                         tag: tag.tag.clone(),
                         version: tag.version,
                         policy: tag.pull_policy.clone().unwrap_or_default(),
-                        image_pull_policy: tag.image_pull_policy.clone().unwrap_or(ImagePullPolicy::IfNotPresent),
+                        image_pull_policy: tag
+                            .image_pull_policy
+                            .clone()
+                            .unwrap_or(ImagePullPolicy::IfNotPresent),
                         sandbox: sandbox(image.sandbox_config.as_ref()),
                         auths: secrets::credentials(&self.client, &image.pull_secrets, name).await,
                     };
                     let shared: Shared = Arc::new(Mutex::new(worker::waiting(&job)));
                     let task = tokio::spawn(worker::run(job, self.env.clone(), shared.clone()));
-                    self.running.insert(key.clone(), Running { version: tag.version, shared, task });
+                    self.running.insert(
+                        key.clone(),
+                        Running {
+                            version: tag.version,
+                            shared,
+                            task,
+                        },
+                    );
                 }
                 if let Some(r) = self.running.get(&key)
                     && let Ok(s) = r.shared.lock()
@@ -180,7 +193,9 @@ impl Puller {
         kruise_reconcile::node_image::count(spec, &mut status);
         let baseline = known;
         if worth_writing(&baseline, &status) {
-            let due = self.last_write.map_or(Duration::ZERO, |t| MIN_WRITE_INTERVAL.saturating_sub(t.elapsed()));
+            let due = self
+                .last_write
+                .map_or(Duration::ZERO, |t| MIN_WRITE_INTERVAL.saturating_sub(t.elapsed()));
             if !due.is_zero() {
                 return due;
             }
@@ -188,7 +203,12 @@ impl Puller {
                 Ok(()) => {
                     self.written = Some(status);
                     self.last_write = Some(Instant::now());
-                    self.running.retain(|_, r| r.shared.lock().map(|s| s.completion_time.is_none()).unwrap_or(true));
+                    self.running.retain(|_, r| {
+                        r.shared
+                            .lock()
+                            .map(|s| s.completion_time.is_none())
+                            .unwrap_or(true)
+                    });
                 }
                 Err(e) => {
                     tracing::warn!(node = %self.node, error = %e, "writing the NodeImage status");
@@ -202,13 +222,22 @@ impl Puller {
     /// A merge patch of the whole status (images no longer listed are removed).
     async fn write(&self, old: &NodeImageStatus, new: &NodeImageStatus) -> Result<(), kube::Error> {
         let mut body = serde_json::to_value(new).unwrap_or(Value::Null);
-        if let Some(images) = body.as_object_mut().map(|b| b.entry("imageStatuses").or_insert_with(|| json!({}))) {
-            for gone in old.image_statuses.keys().filter(|k| !new.image_statuses.contains_key(*k)) {
+        if let Some(images) = body
+            .as_object_mut()
+            .map(|b| b.entry("imageStatuses").or_insert_with(|| json!({})))
+        {
+            for gone in old
+                .image_statuses
+                .keys()
+                .filter(|k| !new.image_statuses.contains_key(*k))
+            {
                 images[gone.as_str()] = Value::Null;
             }
         }
         let patch = json!({ "status": body });
-        self.api.patch_status(&self.node, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        self.api
+            .patch_status(&self.node, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
         Ok(())
     }
 }
@@ -216,9 +245,10 @@ impl Puller {
 /// A write is due when a tag started pulling or finished (or left the spec) since `old`; a change
 /// to `Waiting` alone is not written.
 fn worth_writing(old: &NodeImageStatus, new: &NodeImageStatus) -> bool {
-    let gone = old.image_statuses.iter().any(|(name, image)| {
-        image.tags.iter().any(|t| find(new, name, &t.tag).is_none())
-    });
+    let gone = old
+        .image_statuses
+        .iter()
+        .any(|(name, image)| image.tags.iter().any(|t| find(new, name, &t.tag).is_none()));
     gone || new.image_statuses.iter().any(|(name, image)| {
         image.tags.iter().any(|t| {
             let before = find(old, name, &t.tag).filter(|o| o.version == t.version);
@@ -232,7 +262,12 @@ fn worth_writing(old: &NodeImageStatus, new: &NodeImageStatus) -> bool {
 }
 
 fn find<'a>(status: &'a NodeImageStatus, name: &str, tag: &str) -> Option<&'a ImageTagStatus> {
-    status.image_statuses.get(name)?.tags.iter().find(|t| t.tag == tag)
+    status
+        .image_statuses
+        .get(name)?
+        .tags
+        .iter()
+        .find(|t| t.tag == tag)
 }
 
 /// The job's sandbox config plus the annotation that marks the agent's pulls.
@@ -240,7 +275,9 @@ fn sandbox(config: Option<&kruise_api::apps_v1beta1::SandboxConfig>) -> PodSandb
     let mut annotations: BTreeMap<String, String> = config.map(|c| c.annotations.clone()).unwrap_or_default();
     annotations.insert(PULLING_IMAGE_BY_ANNOTATION.to_owned(), "kruise-daemon".to_owned());
     PodSandboxConfig {
-        labels: config.map(|c| c.labels.clone().into_iter().collect()).unwrap_or_default(),
+        labels: config
+            .map(|c| c.labels.clone().into_iter().collect())
+            .unwrap_or_default(),
         annotations: annotations.into_iter().collect(),
         ..PodSandboxConfig::default()
     }
@@ -259,7 +296,8 @@ mod tests {
         let empty = NodeImageStatus::default();
         let waiting = status(json!([{"tag": "v2", "phase": "Waiting"}]));
         let pulling = status(json!([{"tag": "v2", "phase": "Pulling", "startTime": "2026-01-01T00:00:00Z"}]));
-        let done = status(json!([{"tag": "v2", "phase": "Succeeded", "completionTime": "2026-01-01T00:00:01Z"}]));
+        let done =
+            status(json!([{"tag": "v2", "phase": "Succeeded", "completionTime": "2026-01-01T00:00:01Z"}]));
         assert!(!worth_writing(&empty, &waiting));
         assert!(worth_writing(&empty, &pulling));
         assert!(worth_writing(&waiting, &pulling));
@@ -276,6 +314,9 @@ mod tests {
     #[test]
     fn every_pull_is_marked_as_the_agent_s() {
         let s = sandbox(None);
-        assert_eq!(s.annotations.get(PULLING_IMAGE_BY_ANNOTATION).map(String::as_str), Some("kruise-daemon"));
+        assert_eq!(
+            s.annotations.get(PULLING_IMAGE_BY_ANNOTATION).map(String::as_str),
+            Some("kruise-daemon")
+        );
     }
 }

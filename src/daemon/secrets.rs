@@ -33,7 +33,9 @@ pub async fn credentials(client: &kube::Client, refs: &[ReferenceObject], image:
         match api.get_opt(&r.name).await {
             Ok(Some(secret)) => out.extend(from_secret(&secret, image)),
             Ok(None) => {}
-            Err(e) => tracing::warn!(secret = %format!("{}/{}", r.namespace, r.name), error = %e, "reading a pull secret"),
+            Err(e) => {
+                tracing::warn!(secret = %format!("{}/{}", r.namespace, r.name), error = %e, "reading a pull secret")
+            }
         }
     }
     out
@@ -45,7 +47,9 @@ pub fn from_secret(secret: &Secret, image: &str) -> Vec<AuthConfig> {
     let config: DockerConfig = if let Some(json) = data.and_then(|d| d.get(".dockerconfigjson")) {
         serde_json::from_slice(&json.0).unwrap_or_default()
     } else if let Some(json) = data.and_then(|d| d.get(".dockercfg")) {
-        DockerConfig { auths: serde_json::from_slice(&json.0).unwrap_or_default() }
+        DockerConfig {
+            auths: serde_json::from_slice(&json.0).unwrap_or_default(),
+        }
     } else {
         return Vec::new();
     };
@@ -56,7 +60,9 @@ pub fn from_secret(secret: &Secret, image: &str) -> Vec<AuthConfig> {
         .filter(|(key, _)| host_of(key) == registry)
         .map(|(key, e)| {
             let (username, password) = if e.username.is_empty() && !e.auth.is_empty() {
-                let decoded = base64::engine::general_purpose::STANDARD.decode(e.auth.as_bytes()).unwrap_or_default();
+                let decoded = base64::engine::general_purpose::STANDARD
+                    .decode(e.auth.as_bytes())
+                    .unwrap_or_default();
                 let text = String::from_utf8_lossy(&decoded).into_owned();
                 match text.split_once(':') {
                     Some((u, p)) => (u.to_owned(), p.to_owned()),
@@ -65,7 +71,12 @@ pub fn from_secret(secret: &Secret, image: &str) -> Vec<AuthConfig> {
             } else {
                 (e.username, e.password)
             };
-            AuthConfig { username, password, server_address: key, ..AuthConfig::default() }
+            AuthConfig {
+                username,
+                password,
+                server_address: key,
+                ..AuthConfig::default()
+            }
         })
         .collect()
 }
@@ -101,12 +112,21 @@ mod tests {
             "other.example": {"username": "u3", "password": "p3"},
         }});
         let secret = Secret {
-            data: Some([(".dockerconfigjson".to_owned(), ByteString(config.to_string().into_bytes()))].into()),
+            data: Some(
+                [(
+                    ".dockerconfigjson".to_owned(),
+                    ByteString(config.to_string().into_bytes()),
+                )]
+                .into(),
+            ),
             ..Secret::default()
         };
         let local = from_secret(&secret, "127.0.0.1:5000/demo");
         assert_eq!(local.len(), 1);
-        assert_eq!((local[0].username.as_str(), local[0].password.as_str()), ("u1", "p1"));
+        assert_eq!(
+            (local[0].username.as_str(), local[0].password.as_str()),
+            ("u1", "p1")
+        );
         let hub = from_secret(&secret, "busybox");
         assert_eq!(hub.len(), 1);
         assert_eq!(hub[0].username, "u2");

@@ -62,7 +62,9 @@ pub fn waiting(job: &Job) -> ImageTagStatus {
 /// Runs the pull; the state in `shared` ends `Succeeded` or `Failed`. Aborting the task stops it and
 /// leaves the state as it was.
 pub async fn run(job: Job, env: Env, shared: Shared) {
-    let Ok(_slot) = env.slots.clone().acquire_owned().await else { return };
+    let Ok(_slot) = env.slots.clone().acquire_owned().await else {
+        return;
+    };
     let start = Timestamp::now();
     update(&shared, &env, |s| {
         s.phase = ImagePullPhase::Pulling;
@@ -86,7 +88,9 @@ pub async fn run(job: Job, env: Env, shared: Shared) {
         }
     });
     match &result {
-        Ok(_) => tracing::info!(image = %reference(&job), elapsed = ?done.duration_since(start), "PullImageSucceed"),
+        Ok(_) => {
+            tracing::info!(image = %reference(&job), elapsed = ?done.duration_since(start), "PullImageSucceed")
+        }
         Err(e) => tracing::warn!(image = %reference(&job), error = %e, "PullImageFailed"),
     }
 }
@@ -98,12 +102,21 @@ fn reference(job: &Job) -> String {
 async fn attempts(job: &Job, env: &Env, start: Timestamp) -> Result<String, String> {
     let image = reference(job);
     let timeout = Duration::from_secs(
-        u64::try_from(job.policy.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS)).unwrap_or(600).max(1),
+        u64::try_from(job.policy.timeout_seconds.unwrap_or(DEFAULT_TIMEOUT_SECONDS))
+            .unwrap_or(600)
+            .max(1),
     );
-    let backoff_limit = job.policy.backoff_limit.filter(|b| *b >= 0).unwrap_or(DEFAULT_BACKOFF_LIMIT);
+    let backoff_limit = job
+        .policy
+        .backoff_limit
+        .filter(|b| *b >= 0)
+        .unwrap_or(DEFAULT_BACKOFF_LIMIT);
     let deadline = job.policy.active_deadline_seconds.map(|d| {
         let left = Duration::from_secs(u64::try_from(d).unwrap_or(0));
-        tokio::time::Instant::now() + left.saturating_sub(Duration::try_from(Timestamp::now().duration_since(start)).unwrap_or_default())
+        tokio::time::Instant::now()
+            + left.saturating_sub(
+                Duration::try_from(Timestamp::now().duration_since(start)).unwrap_or_default(),
+            )
     });
     let mut last = String::from("no attempt made");
     let mut pause = Duration::from_secs(1);
@@ -147,7 +160,10 @@ async fn pull(runtime: &Runtime, job: &Job, image: &str, limit: Duration) -> Res
     };
     let mut errors = Vec::new();
     for auth in auths {
-        match runtime.pull_image_in(image, auth, Some(job.sandbox.clone()), limit).await {
+        match runtime
+            .pull_image_in(image, auth, Some(job.sandbox.clone()), limit)
+            .await
+        {
             Ok(id) => return Ok(id),
             Err(e) => errors.push(e.to_string()),
         }

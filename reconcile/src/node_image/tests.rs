@@ -21,8 +21,10 @@ fn node(ready: &str, labels: Value) -> Node {
 }
 
 fn image(spec: Value, status: Value) -> NodeImage {
-    serde_json::from_value(json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "NodeImage",
-        "metadata": {"name": "n1", "labels": {"zone": "a"}}, "spec": spec, "status": status}))
+    serde_json::from_value(
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "NodeImage",
+        "metadata": {"name": "n1", "labels": {"zone": "a"}}, "spec": spec, "status": status}),
+    )
     .unwrap()
 }
 
@@ -32,7 +34,13 @@ fn owner(uid: &str) -> Value {
 
 fn run(node: Option<&Node>, ni: Option<&NodeImage>, live: &[&str]) -> Plan {
     let live: BTreeSet<String> = live.iter().map(|s| (*s).to_owned()).collect();
-    plan(&Input { name: "n1", node, node_image: ni, live_jobs: &live, now: now() })
+    plan(&Input {
+        name: "n1",
+        node,
+        node_image: ni,
+        live_jobs: &live,
+        now: now(),
+    })
 }
 
 #[test]
@@ -42,12 +50,20 @@ fn created_for_a_ready_node_with_its_labels_and_deleted_with_it() {
     assert_eq!(created.metadata.name.as_deref(), Some("n1"));
     assert_eq!(created.metadata.labels.unwrap()["zone"], "a");
     assert!(run(Some(&node("False", json!({}))), None, &[]).create.is_none());
-    assert!(run(Some(&node("True", json!({"type": "virtual-kubelet"}))), None, &[]).create.is_none());
+    assert!(
+        run(Some(&node("True", json!({"type": "virtual-kubelet"}))), None, &[])
+            .create
+            .is_none()
+    );
     let existing = image(json!({}), json!({}));
     assert!(run(None, Some(&existing), &[]).delete);
     let fake = {
         let mut f = existing.clone();
-        f.metadata.labels.as_mut().unwrap().insert("apps.kruise.io/fake-nodeimage".into(), "true".into());
+        f.metadata
+            .labels
+            .as_mut()
+            .unwrap()
+            .insert("apps.kruise.io/fake-nodeimage".into(), "true".into());
         f
     };
     assert!(!run(None, Some(&fake), &[]).delete);
@@ -71,7 +87,11 @@ fn labels_follow_the_node_and_orphaned_or_expired_tags_leave() {
     let plan = run(Some(&node("True", json!({"zone": "b"}))), Some(&ni), &["live"]);
     let updated = plan.update.expect("spec update");
     assert_eq!(updated.metadata.labels.unwrap()["zone"], "b");
-    let tags: Vec<_> = updated.spec.images["demo"].tags.iter().map(|t| t.tag.as_str()).collect();
+    let tags: Vec<_> = updated.spec.images["demo"]
+        .tags
+        .iter()
+        .map(|t| t.tag.as_str())
+        .collect();
     assert_eq!(tags, ["kept"]);
     assert_eq!(updated.spec.images["demo"].tags[0].owner_references.len(), 1);
     assert!(!updated.spec.images.contains_key("other"));
@@ -88,7 +108,9 @@ fn a_silent_node_fails_the_tag_after_the_response_timeout() {
     assert!(plan.status.is_none());
     assert_eq!(plan.requeue_after, Some(Duration::from_secs(300)));
     let stale = image(spec("2026-01-01T11:45:00Z"), empty);
-    let status = run(Some(&node("True", json!({"zone": "a"}))), Some(&stale), &[]).status.expect("status");
+    let status = run(Some(&node("True", json!({"zone": "a"}))), Some(&stale), &[])
+        .status
+        .expect("status");
     let tag = &status.image_statuses["demo"].tags[0];
     assert_eq!(tag.phase, ImagePullPhase::Failed);
     assert_eq!(tag.version, 2);
@@ -104,7 +126,12 @@ fn a_pull_past_its_deadline_is_failed() {
         json!({"desired": 1, "succeeded": 0, "failed": 0, "pulling": 1, "waiting": 0,
             "imageStatuses": {"demo": {"tags": [{"tag": "v2", "phase": "Pulling"}]}}}),
     );
-    let status = run(Some(&node("True", json!({"zone": "a"}))), Some(&ni), &[]).status.expect("status");
-    assert_eq!(status.image_statuses["demo"].tags[0].message, "pulling exceeds the activeDeadlineSeconds");
+    let status = run(Some(&node("True", json!({"zone": "a"}))), Some(&ni), &[])
+        .status
+        .expect("status");
+    assert_eq!(
+        status.image_statuses["demo"].tags[0].message,
+        "pulling exceeds the activeDeadlineSeconds"
+    );
     assert_eq!((status.failed, status.pulling), (1, 0));
 }
