@@ -7,6 +7,7 @@
 //! - [`node_image`]: one NodeImage per node, its labels, tag pruning and timeouts (gate `KruiseDaemon`);
 //! - [`image_pull_job`]: ImagePullJob tags written into NodeImages, status read back, TTL deletion
 //!   (off with `--feature-gates ImagePullJobGate=false`);
+//! - [`image_list_pull_job`]: one ImagePullJob per image of an ImageListPullJob, status, TTL;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
 //! - [`resource_distribution`]: ResourceDistribution copies and status (off with
@@ -34,6 +35,7 @@ pub mod broadcastjob;
 pub mod cloneset;
 pub mod control_loop;
 pub mod daemonset;
+pub mod image_list_pull_job;
 pub mod image_pull_job;
 pub mod launch_priority;
 pub mod node_image;
@@ -164,6 +166,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     }
     if context.settings.enabled(kruise_core::Gate::ImagePullJobGate) {
         set.spawn(image_pull_job::run(context.clone()));
+        set.spawn(image_list_pull_job::run(context.clone()));
     }
     set.spawn(sidecarset::run(context.clone()));
     set.spawn(statefulset::run(context.clone()));

@@ -35,6 +35,7 @@ pub mod cloneset;
 pub mod daemonset;
 pub mod expectations;
 pub mod history;
+pub mod image_list_pull_job;
 pub mod image_pull_job;
 pub mod inplace;
 pub mod int_or_percent;
