@@ -4,8 +4,8 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps_v1beta1::{
-    CompletionPolicyType, ImagePullJob, ImagePullPolicy, ImageSpec, ImageTagPullPolicy, ImageTagSpec,
-    NodeImage, SandboxConfig,
+    CompletionPolicyType, ImagePullJob, ImagePullPolicy, ImageTagPullPolicy, ImageTagSpec, NodeImage,
+    SandboxConfig,
 };
 
 /// Seconds a finished tag of an `Always` job stays on the node beyond the job's own horizon
@@ -44,11 +44,7 @@ impl TagRequest {
             .and_then(|s| s.image_statuses.get(&self.name))
             .and_then(|i| i.tags.iter().find(|t| t.tag == self.tag))
             .map(|t| t.version);
-        let image = node_image
-            .spec
-            .images
-            .entry(self.name.clone())
-            .or_insert_with(ImageSpec::default);
+        let image = node_image.spec.images.entry(self.name.clone()).or_default();
         let mut changed = false;
         if self.sandbox_config.is_some() && image.sandbox_config != self.sandbox_config {
             image.sandbox_config.clone_from(&self.sandbox_config);
