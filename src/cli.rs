@@ -100,6 +100,9 @@ pub struct DaemonArgs {
     /// Seconds between searches for the runtime while none answers, and between checks of the one found.
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = seconds)]
     pub probe_interval: Duration,
+    /// Image pulls running at once on this node (the rest wait their turn as `Waiting`).
+    #[arg(long, value_name = "N", default_value = "2")]
+    pub max_concurrent_pulls: usize,
 }
 
 /// How the serving certificate is obtained.

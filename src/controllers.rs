@@ -4,6 +4,10 @@
 //! - [`broadcastjob`]: BroadcastJob pods (one per eligible node), status and TTL deletion;
 //! - [`cloneset`]: CloneSet pods, revisions, PVCs and status;
 //! - [`pod_readiness`]: initialises the `KruisePodReady` condition of pods that carry that readiness gate;
+//! - [`node_image`]: one NodeImage per node, its labels, tag pruning and timeouts (gate `KruiseDaemon`);
+//! - [`image_pull_job`]: ImagePullJob tags written into NodeImages, status read back, TTL deletion
+//!   (off with `--feature-gates ImagePullJobGate=false`);
+//! - [`image_list_pull_job`]: one ImagePullJob per image of an ImageListPullJob, status, TTL;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
 //! - [`resource_distribution`]: ResourceDistribution copies and status (off with
@@ -31,7 +35,10 @@ pub mod broadcastjob;
 pub mod cloneset;
 pub mod control_loop;
 pub mod daemonset;
+pub mod image_list_pull_job;
+pub mod image_pull_job;
 pub mod launch_priority;
+pub mod node_image;
 pub mod pod_readiness;
 pub mod pods;
 pub mod pub_status;
@@ -155,6 +162,13 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
         .enabled(kruise_core::Gate::ResourceDistributionGate)
     {
         set.spawn(resource_distribution::run(context.clone()));
+    }
+    if context.settings.enabled(kruise_core::Gate::KruiseDaemon) {
+        set.spawn(node_image::run(context.clone()));
+    }
+    if context.settings.enabled(kruise_core::Gate::ImagePullJobGate) {
+        set.spawn(image_pull_job::run(context.clone()));
+        set.spawn(image_list_pull_job::run(context.clone()));
     }
     set.spawn(sidecarset::run(context.clone()));
     set.spawn(statefulset::run(context.clone()));

@@ -2,6 +2,7 @@
 //! runtime cannot be found or stops answering leaves the agent running and unready with the reason
 //! (OpenKruise's agent exits and crash-loops instead: openkruise/kruise#851, #1196, #1663); it searches
 //! again every `--probe-interval` and picks the runtime up when it answers (docs/node-agent.md).
+//! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`]).
 
 use std::{
     sync::{Arc, RwLock},
@@ -10,8 +11,13 @@ use std::{
 
 use axum::{Router, http::StatusCode, response::IntoResponse, routing::get};
 use kruise_cri::{Runtime, discover};
+use tokio::sync::watch;
 
 use crate::cli::DaemonArgs;
+
+pub mod puller;
+pub mod secrets;
+pub mod worker;
 
 /// How long one CRI call may take during discovery and checks.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -43,11 +49,28 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
     let state: SharedState = Arc::new(RwLock::new(RuntimeState::Searching("not searched yet".into())));
     let listener = tokio::net::TcpListener::bind(args.addr).await?;
     tracing::info!(node = %args.node_name, addr = %listener.local_addr()?, "node agent started");
-    let search = tokio::spawn(keep_runtime(args.clone(), state.clone()));
+    let (runtime_tx, runtime_rx) = watch::channel(None);
+    let search = tokio::spawn(keep_runtime(args.clone(), state.clone(), runtime_tx));
+    let puller = match kube::Client::try_default().await {
+        Ok(client) => {
+            let config = puller::Config {
+                node: args.node_name.clone(),
+                max_concurrent_pulls: args.max_concurrent_pulls,
+            };
+            Some(tokio::spawn(puller::run(client, config, runtime_rx)))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "no API server configuration: image pre-pull is off");
+            None
+        }
+    };
     let served = axum::serve(listener, probes(state))
         .with_graceful_shutdown(crate::server::shutdown_signal())
         .await;
     search.abort();
+    if let Some(p) = puller {
+        p.abort();
+    }
     Ok(served?)
 }
 
@@ -75,7 +98,7 @@ pub fn probes(state: SharedState) -> Router {
 }
 
 /// Finds the runtime, then checks it every interval; when it stops answering, searches again.
-async fn keep_runtime(args: DaemonArgs, state: SharedState) {
+async fn keep_runtime(args: DaemonArgs, state: SharedState, runtime_tx: watch::Sender<Option<Runtime>>) {
     let mut last_reason = String::new();
     loop {
         match discover(&args.host_run_dir, args.socket_file.as_deref(), CALL_TIMEOUT).await {
@@ -95,7 +118,9 @@ async fn keep_runtime(args: DaemonArgs, state: SharedState) {
                     },
                 );
                 last_reason.clear();
-                let lost = watch(&runtime, args.probe_interval).await;
+                runtime_tx.send_replace(Some(runtime.clone()));
+                let lost = check(&runtime, args.probe_interval).await;
+                runtime_tx.send_replace(None);
                 tracing::warn!(error = %lost, "container runtime stopped answering; searching again");
                 set(&state, RuntimeState::Searching(lost));
             }
@@ -113,7 +138,7 @@ async fn keep_runtime(args: DaemonArgs, state: SharedState) {
 }
 
 /// Returns once `runtime` fails a `Version` check, with the error.
-async fn watch(runtime: &Runtime, interval: Duration) -> String {
+async fn check(runtime: &Runtime, interval: Duration) -> String {
     let mut client = runtime.runtime.clone();
     loop {
         tokio::time::sleep(interval).await;

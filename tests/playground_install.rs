@@ -143,8 +143,8 @@ fn the_node_agent_gets_a_pod_on_every_node_and_its_overlay_leaves_it_out() {
     let applied = apply(k, &["-k", &repo("overlays/without-node-agent")]);
     assert_eq!(
         applied,
-        rendered(k, "manifests") - 3,
-        "all but the agent's DaemonSet, ServiceAccount and namespace"
+        rendered(k, "manifests") - 7,
+        "all but the agent's DaemonSet, ServiceAccount, namespace and RBAC (two roles, two bindings)"
     );
     assert_eq!(daemon(k, "{.metadata.name}"), None);
     let (found, _) = get(k, &["namespace", "kruise-daemon"]);

@@ -40,6 +40,9 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),
         ),
+        merged(apps_a::NodeImage::crd(), apps_b::NodeImage::crd()),
+        merged(apps_a::ImagePullJob::crd(), apps_b::ImagePullJob::crd()),
+        merged(apps_a::ImageListPullJob::crd(), apps_b::ImageListPullJob::crd()),
         single(apps_a::BroadcastJob::crd()),
         single(apps_a::AdvancedCronJob::crd()),
     ];

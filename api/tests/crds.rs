@@ -68,6 +68,9 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "broadcastjobs.apps.kruise.io",
             "clonesets.apps.kruise.io",
             "daemonsets.apps.kruise.io",
+            "imagelistpulljobs.apps.kruise.io",
+            "imagepulljobs.apps.kruise.io",
+            "nodeimages.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
             "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
@@ -108,7 +111,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
     }
     for crd in &all {
         let cluster_scoped =
-            ["sidecarsets", "resourcedistributions"].contains(&crd.spec.names.plural.as_str());
+            ["sidecarsets", "resourcedistributions", "nodeimages"].contains(&crd.spec.names.plural.as_str());
         let scope = if cluster_scoped { "Cluster" } else { "Namespaced" };
         assert_eq!(crd.spec.scope, scope, "{:?}", crd.metadata.name);
     }
@@ -132,6 +135,10 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     assert!(short("sidecarsets").is_empty());
     assert_eq!(short("statefulsets"), ["sts", "asts"]);
     assert_eq!(short("workloadspreads"), ["ws"]);
+    // OpenKruise declares no short names for the image pre-pull kinds.
+    for plural in ["nodeimages", "imagepulljobs", "imagelistpulljobs"] {
+        assert!(short(plural).is_empty(), "{plural}");
+    }
     let columns = |p: &str| -> Vec<String> {
         by_plural(&all, p).spec.versions[1]
             .additional_printer_columns
@@ -533,4 +540,40 @@ fn broadcastjob_and_advancedcronjob_match_openkruise() {
         template["broadcastJobTemplate"]["properties"]["spec"]["properties"]["template"]["x-kubernetes-preserve-unknown-fields"],
         true
     );
+}
+
+#[test]
+fn image_pull_kinds_have_openkruise_columns_and_status() {
+    let all = crds();
+    for (plural, want) in [
+        (
+            "nodeimages",
+            vec!["DESIRED", "PULLING", "SUCCEED", "FAILED", "AGE"],
+        ),
+        (
+            "imagepulljobs",
+            vec!["TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"],
+        ),
+        (
+            "imagelistpulljobs",
+            vec!["TOTAL", "SUCCEEDED", "COMPLETED", "AGE"],
+        ),
+    ] {
+        for version in &by_plural(&all, plural).spec.versions {
+            let names: Vec<String> = version
+                .additional_printer_columns
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| c.name)
+                .collect();
+            assert_eq!(names, want, "{plural} {}", version.name);
+            let status = version.subresources.as_ref().and_then(|s| s.status.as_ref());
+            assert!(
+                status.is_some(),
+                "{plural} {} has a status subresource",
+                version.name
+            );
+        }
+    }
 }

@@ -63,7 +63,8 @@ gates! {
     PreDownloadImageForDaemonSetUpdate = "PreDownloadImageForDaemonSetUpdate", openkruise false, kruise_rs false;
     CloneSetEventHandlerOptimization = "CloneSetEventHandlerOptimization", openkruise false, kruise_rs false;
     PreparingUpdateAsUpdate = "PreparingUpdateAsUpdate", openkruise false, kruise_rs false;
-    ImagePullJobGate = "ImagePullJobGate", openkruise false, kruise_rs false;
+    // kruise-rs ships image pre-pull on wherever its node agent runs (docs/image-pull.md).
+    ImagePullJobGate = "ImagePullJobGate", openkruise false, kruise_rs true;
     // kruise-rs ships ResourceDistribution on (docs/resource-distribution.md).
     ResourceDistributionGate = "ResourceDistributionGate", openkruise false, kruise_rs true;
     DeletionProtectionForCRDCascadingGate = "DeletionProtectionForCRDCascadingGate", openkruise false, kruise_rs false;

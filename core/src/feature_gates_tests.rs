@@ -1,17 +1,20 @@
 use super::*;
 
 #[test]
-fn defaults_are_openkruise_s_but_deletion_protection_and_resource_distribution() {
+fn defaults_are_openkruise_s_but_deletion_protection_resource_distribution_and_image_pull() {
     let gates = FeatureGates::default();
     for gate in Gate::ALL {
         let want = match gate {
-            Gate::ResourcesDeletionProtection | Gate::ResourceDistributionGate => true,
+            Gate::ResourcesDeletionProtection | Gate::ResourceDistributionGate | Gate::ImagePullJobGate => {
+                true
+            }
             other => other.openkruise_default(),
         };
         assert_eq!(gates.enabled(*gate), want, "{gate}");
     }
     assert!(!Gate::ResourcesDeletionProtection.openkruise_default());
     assert!(!Gate::ResourceDistributionGate.openkruise_default());
+    assert!(!Gate::ImagePullJobGate.openkruise_default());
     assert_eq!(Gate::ALL.len(), 36);
 }
 

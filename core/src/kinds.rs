@@ -19,8 +19,8 @@ use kruise_api::{
     PodRecord,
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob},
     apps_v1beta1::{
-        CloneSet, DaemonSet as AdvancedDaemonSet, ResourceDistribution, SidecarSet,
-        StatefulSet as AdvancedStatefulSet, WorkloadSpread,
+        CloneSet, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob, NodeImage,
+        ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -238,5 +238,20 @@ registry! {
     resource_distributions: ResourceDistribution {
         namespaced: false, status: true, optional: false,
         convert: Some(kruise_api::resourcedistribution_to_v1beta1),
+    },
+    /// NodeImages (cluster-scoped, one per node), read as v1beta1.
+    node_images: NodeImage {
+        namespaced: false, status: true, optional: false,
+        convert: Some(kruise_api::nodeimage_to_v1beta1),
+    },
+    /// ImagePullJobs, read as v1beta1.
+    image_pull_jobs: ImagePullJob {
+        namespaced: true, status: true, optional: false,
+        convert: Some(kruise_api::imagepulljob_to_v1beta1),
+    },
+    /// ImageListPullJobs, read as v1beta1.
+    image_list_pull_jobs: ImageListPullJob {
+        namespaced: true, status: true, optional: false,
+        convert: Some(kruise_api::imagelistpulljob_to_v1beta1),
     },
 }

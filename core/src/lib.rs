@@ -25,6 +25,7 @@ pub mod derived;
 pub mod documents;
 pub mod feature_gates;
 pub mod go;
+pub mod image_ref;
 pub mod intstr;
 pub mod kind;
 pub mod kinds;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::{
     Runtime,
-    v1::{AuthConfig, ImageSpec, ImageStatusRequest, PullImageRequest},
+    v1::{AuthConfig, ImageSpec, ImageStatusRequest, PodSandboxConfig, PullImageRequest},
 };
 
 /// Why an image could not be pulled or looked up.
@@ -52,11 +52,23 @@ impl Runtime {
         auth: Option<AuthConfig>,
         timeout: Duration,
     ) -> Result<String, ImageError> {
+        self.pull_image_in(image, auth, None, timeout).await
+    }
+
+    /// [`Runtime::pull_image`] with a sandbox config (its labels and annotations reach the runtime,
+    /// which may use them to pick a snapshotter or a mirror).
+    pub async fn pull_image_in(
+        &self,
+        image: &str,
+        auth: Option<AuthConfig>,
+        sandbox_config: Option<PodSandboxConfig>,
+        timeout: Duration,
+    ) -> Result<String, ImageError> {
         let mut images = self.images.clone();
         let request = PullImageRequest {
             image: Some(spec(image)),
             auth,
-            sandbox_config: None,
+            sandbox_config,
         };
         match tokio::time::timeout(timeout, images.pull_image(request)).await {
             Ok(Ok(response)) => Ok(response.into_inner().image_ref),

@@ -18,6 +18,8 @@
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //! | `/validate-apps-kruise-io-resourcedistribution` | ResourceDistribution | gate, resource and targets |
+//! | `/mutate-apps-kruise-io-imagepulljob`, `/mutate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | defaults |
+//! | `/validate-apps-kruise-io-imagepulljob`, `/validate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | gate, image(s), selectors, parallelism, completion policy |
 //!
 //! OpenKruise has no defaulting webhook for PodUnavailableBudget or WorkloadSpread (their CRD schemas
 //! carry the defaults), so kruise-rs has none either.
@@ -46,6 +48,7 @@ pub mod cloneset;
 pub mod daemonset;
 pub mod defaults;
 pub mod field;
+pub mod imagepulljob;
 pub mod meta;
 pub mod podspec;
 pub mod podunavailablebudget;

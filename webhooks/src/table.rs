@@ -325,6 +325,54 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// ImagePullJob defaults.
+    MutateImagePullJob {
+        path: "/mutate-apps-kruise-io-imagepulljob",
+        handler: |request, view, settings| crate::crd::imagepulljob::mutate(request, false),
+        registrations: [{
+            name: "mimagepulljob.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "imagepulljobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// ImagePullJob validation.
+    ValidateImagePullJob {
+        path: "/validate-apps-kruise-io-imagepulljob",
+        handler: |request, view, settings| crate::crd::imagepulljob::validate(request, settings, false),
+        registrations: [{
+            name: "vimagepulljob.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "imagepulljobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// ImageListPullJob defaults.
+    MutateImageListPullJob {
+        path: "/mutate-apps-kruise-io-imagelistpulljob",
+        handler: |request, view, settings| crate::crd::imagepulljob::mutate(request, true),
+        registrations: [{
+            name: "mimagelistpulljob.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "imagelistpulljobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
+    /// ImageListPullJob validation.
+    ValidateImageListPullJob {
+        path: "/validate-apps-kruise-io-imagelistpulljob",
+        handler: |request, view, settings| crate::crd::imagepulljob::validate(request, settings, true),
+        registrations: [{
+            name: "vimagelistpulljob.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "imagelistpulljobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     ValidateUnitedDeployment {
         path: "/validate-apps-kruise-io-uniteddeployment",
         handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),

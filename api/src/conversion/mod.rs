@@ -30,6 +30,8 @@
 //!   (`daemonset.rs`).
 //! * ResourceDistribution: lossless; only `targets.namespaceLabelSelector` ↔ `namespaceSelector`
 //!   and the conditions' `failedNamespace` ↔ `failedNamespaces` are renamed.
+//! * NodeImage: v1beta1 pull-secret `mode` is dropped on the way to v1alpha1. ImagePullJob and
+//!   ImageListPullJob: identical in both versions.
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -44,6 +46,7 @@
 
 mod cloneset;
 mod daemonset;
+mod imagepull;
 mod json;
 mod podunavailablebudget;
 mod resourcedistribution;
@@ -111,6 +114,9 @@ enum Kind {
     StatefulSet,
     DaemonSet,
     ResourceDistribution,
+    NodeImage,
+    ImagePullJob,
+    ImageListPullJob,
 }
 
 impl Kind {
@@ -122,6 +128,9 @@ impl Kind {
             (crate::apps::GROUP, "StatefulSet") => Some(Self::StatefulSet),
             (crate::apps::GROUP, "DaemonSet") => Some(Self::DaemonSet),
             (crate::apps::GROUP, "ResourceDistribution") => Some(Self::ResourceDistribution),
+            (crate::apps::GROUP, "NodeImage") => Some(Self::NodeImage),
+            (crate::apps::GROUP, "ImagePullJob") => Some(Self::ImagePullJob),
+            (crate::apps::GROUP, "ImageListPullJob") => Some(Self::ImageListPullJob),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -136,6 +145,9 @@ impl Kind {
             Self::StatefulSet => "StatefulSet",
             Self::DaemonSet => "DaemonSet",
             Self::ResourceDistribution => "ResourceDistribution",
+            Self::NodeImage => "NodeImage",
+            Self::ImagePullJob => "ImagePullJob",
+            Self::ImageListPullJob => "ImageListPullJob",
         }
     }
 
@@ -194,6 +206,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::DaemonSet, false) => daemonset::to_v1alpha1(&ctx, map)?,
         (Kind::ResourceDistribution, true) => resourcedistribution::to_v1beta1(&ctx, map)?,
         (Kind::ResourceDistribution, false) => resourcedistribution::to_v1alpha1(&ctx, map)?,
+        (Kind::NodeImage, false) => imagepull::node_image_to_v1alpha1(&ctx, map)?,
+        (Kind::NodeImage | Kind::ImagePullJob | Kind::ImageListPullJob, _) => {}
     }
     map.insert(
         "apiVersion".into(),
@@ -328,4 +342,19 @@ pub fn podunavailablebudget_to_v1alpha1(
     value: &Value,
 ) -> Result<policy_a::PodUnavailableBudget, ConversionError> {
     typed(value, Kind::PodUnavailableBudget, "v1alpha1")
+}
+
+/// Reads a NodeImage of either version as v1beta1.
+pub fn nodeimage_to_v1beta1(value: &Value) -> Result<apps_b::NodeImage, ConversionError> {
+    typed(value, Kind::NodeImage, "v1beta1")
+}
+
+/// Reads an ImagePullJob of either version as v1beta1.
+pub fn imagepulljob_to_v1beta1(value: &Value) -> Result<apps_b::ImagePullJob, ConversionError> {
+    typed(value, Kind::ImagePullJob, "v1beta1")
+}
+
+/// Reads an ImageListPullJob of either version as v1beta1.
+pub fn imagelistpulljob_to_v1beta1(value: &Value) -> Result<apps_b::ImageListPullJob, ConversionError> {
+    typed(value, Kind::ImageListPullJob, "v1beta1")
 }

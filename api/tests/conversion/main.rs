@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 mod cloneset;
 mod daemonset;
+mod imagepull;
 mod pub_budget;
 mod resourcedistribution;
 mod sidecarset;

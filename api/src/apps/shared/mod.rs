@@ -3,6 +3,7 @@
 
 pub mod cloneset;
 pub mod daemonset;
+pub mod imagepull;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;

@@ -2,6 +2,7 @@
 
 pub mod cloneset;
 pub mod daemonset;
+pub mod imagepull;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
@@ -9,6 +10,7 @@ pub mod workloadspread;
 
 pub use cloneset::*;
 pub use daemonset::*;
+pub use imagepull::*;
 pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
