@@ -21,7 +21,9 @@ pub mod copy;
 pub mod status;
 pub mod targets;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt as _};
 
 use k8s_openapi::api::core::v1::Namespace;
 use kruise_api::apps_v1beta1::ResourceDistribution;
@@ -96,11 +98,11 @@ pub fn plan<'n>(
     let template = Template::new(rd)?;
     let targets = Targets::new(&rd.spec.targets)?;
     let desired = targets.matched(namespaces.clone());
-    let live: BTreeMap<&str, &Namespace> = namespaces
+    let live: HashMap<&str, &Namespace> = namespaces
         .into_iter()
         .filter_map(|ns| Some((ns.metadata.name.as_deref()?, ns)))
         .collect();
-    let mut existing: BTreeMap<&str, &Value> = BTreeMap::new();
+    let mut existing: HashMap<&str, &Value> = HashMap::with_capacity(copies.len());
     for copy in copies {
         let named = meta_str(copy, "name") == Some(template.name.as_str());
         let kind = copy
@@ -122,27 +124,36 @@ pub fn plan<'n>(
             });
             continue;
         }
-        let namespace = namespace.clone();
-        match decide(&template, &namespace, existing.get(namespace.as_str()).copied()) {
-            Decision::Create(body) => steps.push(Step::Create { namespace, body }),
-            Decision::Update(body) => steps.push(Step::Update { namespace, body }),
+        match decide(&template, namespace, existing.get(namespace.as_str()).copied()) {
+            Decision::Create(body) => steps.push(Step::Create {
+                namespace: namespace.clone(),
+                body,
+            }),
+            Decision::Update(body) => steps.push(Step::Update {
+                namespace: namespace.clone(),
+                body,
+            }),
             Decision::InSync => {}
             Decision::Conflict => failures.push(Failure {
-                namespace,
+                namespace: namespace.clone(),
                 kind: FailureKind::ConflictOccurred,
                 reason: CONFLICT_REASON.into(),
             }),
         }
     }
-    for (namespace, copy) in &existing {
-        let gone = live.get(namespace).is_none_or(|ns| terminating(ns));
-        if desired.contains(*namespace) || gone || !template.controls(copy) {
-            continue;
-        }
-        let uid = meta_str(copy, "uid").map(str::to_string);
+    // Copies left in namespaces no longer targeted, deleted in namespace order.
+    let mut stale: Vec<(&str, &Value)> = existing
+        .into_iter()
+        .filter(|(namespace, copy)| {
+            let gone = live.get(namespace).is_none_or(|ns| terminating(ns));
+            !desired.contains(*namespace) && !gone && template.controls(copy)
+        })
+        .collect();
+    stale.sort_unstable_by_key(|(namespace, _)| *namespace);
+    for (namespace, copy) in stale {
         steps.push(Step::Delete {
             namespace: namespace.to_string(),
-            uid,
+            uid: meta_str(copy, "uid").map(str::to_string),
         });
     }
     Ok(Plan {
