@@ -25,8 +25,8 @@ pub use conversion::{
     ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, daemonset_to_v1alpha1,
     daemonset_to_v1beta1, decode, podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1,
     resourcedistribution_to_v1alpha1, resourcedistribution_to_v1beta1, sidecarset_to_v1alpha1,
-    sidecarset_to_v1beta1, statefulset_to_v1alpha1, statefulset_to_v1beta1, workloadspread_to_v1alpha1,
-    workloadspread_to_v1beta1,
+    sidecarset_to_v1beta1, statefulset_to_v1alpha1, statefulset_to_v1beta1, uniteddeployment_to_v1alpha1,
+    uniteddeployment_to_v1beta1, workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
 };
 pub use crd::{crds, crds_yaml};
 pub use pod::PodRecord;

@@ -72,6 +72,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
             "statefulsets.apps.kruise.io",
+            "uniteddeployments.apps.kruise.io",
             "workloadspreads.apps.kruise.io"
         ]
     );
@@ -132,6 +133,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     assert!(short("sidecarsets").is_empty());
     assert_eq!(short("statefulsets"), ["sts", "asts"]);
     assert_eq!(short("workloadspreads"), ["ws"]);
+    assert_eq!(short("uniteddeployments"), ["ud"]);
     let columns = |p: &str| -> Vec<String> {
         by_plural(&all, p).spec.versions[1]
             .additional_printer_columns
@@ -199,6 +201,16 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "IMAGES=.spec.template.spec.containers[*].image",
         ]
     );
+    assert_eq!(
+        columns("uniteddeployments"),
+        [
+            "DESIRED=.spec.replicas",
+            "CURRENT=.status.replicas",
+            "UPDATED=.status.updatedReplicas",
+            "READY=.status.readyReplicas",
+            "AGE=.metadata.creationTimestamp",
+        ]
+    );
     for v in &by_plural(&all, "daemonsets").spec.versions {
         let sub = v.subresources.as_ref().expect("subresources");
         assert!(
@@ -211,6 +223,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         .versions
         .iter()
         .chain(&by_plural(&all, "statefulsets").spec.versions)
+        .chain(&by_plural(&all, "uniteddeployments").spec.versions)
     {
         let scale = v
             .subresources

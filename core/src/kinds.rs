@@ -20,7 +20,7 @@ use kruise_api::{
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob},
     apps_v1beta1::{
         CloneSet, DaemonSet as AdvancedDaemonSet, ResourceDistribution, SidecarSet,
-        StatefulSet as AdvancedStatefulSet, WorkloadSpread,
+        StatefulSet as AdvancedStatefulSet, UnitedDeployment, WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -238,5 +238,11 @@ registry! {
     resource_distributions: ResourceDistribution {
         namespaced: false, status: true, optional: false,
         convert: Some(kruise_api::resourcedistribution_to_v1beta1),
+    },
+    /// UnitedDeployments, read as v1beta1; their subset workloads are the StatefulSets, Advanced
+    /// StatefulSets, CloneSets and Deployments above (`docs/uniteddeployment.md`).
+    united_deployments: UnitedDeployment {
+        namespaced: true, status: true, optional: false,
+        convert: Some(kruise_api::uniteddeployment_to_v1beta1),
     },
 }

@@ -6,4 +6,5 @@ pub mod daemonset;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;

@@ -7,6 +7,7 @@ pub mod daemonset;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 pub use advancedcronjob::*;
@@ -16,4 +17,5 @@ pub use daemonset::*;
 pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
+pub use uniteddeployment::*;
 pub use workloadspread::*;

@@ -5,6 +5,7 @@ pub mod daemonset;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 pub use cloneset::*;
@@ -12,4 +13,5 @@ pub use daemonset::*;
 pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
+pub use uniteddeployment::*;
 pub use workloadspread::*;
