@@ -1,0 +1,11 @@
+//! The UnitedDeployment planner (OpenKruise's `pkg/controller/uniteddeployment`;
+//! docs/uniteddeployment.md): a UnitedDeployment and its subset workloads in → the replicas of each
+//! subset ([`allocator`]), the workload each subset should run ([`workload`]), the writes that get
+//! there and the status.
+
+pub mod allocator;
+
+pub use allocator::{AllocError, Allocator, SubsetState, allocate};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,3 @@
+//! Table tests of the planner, with OpenKruise's worked examples (docs/uniteddeployment.md).
+
+mod allocation;
