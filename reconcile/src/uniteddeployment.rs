@@ -4,8 +4,10 @@
 //! there and the status.
 
 pub mod allocator;
+pub mod workload;
 
 pub use allocator::{AllocError, Allocator, SubsetState, allocate};
+pub use workload::{Desired, WorkloadError, apply_subset_template, name_prefix};
 
 #[cfg(test)]
 mod tests;

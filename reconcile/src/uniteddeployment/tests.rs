@@ -1,3 +1,4 @@
 //! Table tests of the planner, with OpenKruise's worked examples (docs/uniteddeployment.md).
 
 mod allocation;
+mod workload;

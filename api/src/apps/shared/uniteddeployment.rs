@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::common::string_enum;
 use crate::serde_util::is_false;
 
+/// Label on subset workloads and their pods: the UnitedDeployment revision they were made from.
+pub const REVISION_LABEL: &str = "apps.kruise.io/controller-revision-hash";
 /// Label on subset workloads and their pods: the subset's name.
 pub const SUBSET_NAME_LABEL: &str = "apps.kruise.io/subset-name";
 /// Annotation on subset workloads: the subset's raw `patch` as applied ("" when none).
@@ -59,7 +61,7 @@ pub enum SubsetKind {
     StatefulSet,
     /// apps.kruise.io/v1beta1 StatefulSet.
     AdvancedStatefulSet,
-    /// apps.kruise.io/v1alpha1 CloneSet.
+    /// apps.kruise.io/v1beta1 CloneSet.
     CloneSet,
     /// apps/v1 Deployment.
     Deployment,
@@ -78,8 +80,7 @@ impl SubsetKind {
     pub fn api_version(self) -> &'static str {
         match self {
             Self::StatefulSet | Self::Deployment => "apps/v1",
-            Self::AdvancedStatefulSet => "apps.kruise.io/v1beta1",
-            Self::CloneSet => "apps.kruise.io/v1alpha1",
+            Self::AdvancedStatefulSet | Self::CloneSet => "apps.kruise.io/v1beta1",
         }
     }
 
