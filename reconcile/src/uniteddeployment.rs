@@ -4,9 +4,13 @@
 //! there and the status.
 
 pub mod allocator;
+pub mod plan;
+pub mod revision;
 pub mod workload;
 
 pub use allocator::{AllocError, Allocator, SubsetState, allocate};
+pub use plan::{Event, Input, Plan, SubsetWrite, failed, plan};
+pub use revision::{RevisionWrite, Revisions, revision_data, revisions};
 pub use workload::{Desired, WorkloadError, apply_subset_template, name_prefix};
 
 #[cfg(test)]

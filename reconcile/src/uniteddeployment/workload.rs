@@ -21,7 +21,11 @@ pub enum WorkloadError {
     #[error("the UnitedDeployment has no selector")]
     NoSelector,
     #[error("{kind} {name} is already controlled by {owner}")]
-    OtherController { kind: String, name: String, owner: String },
+    OtherController {
+        kind: String,
+        name: String,
+        owner: String,
+    },
     #[error("subset {subset}: the patch does not apply: {error}")]
     Patch { subset: String, error: MergeError },
     #[error("subset {subset}: the template's {field} is not an object")]
@@ -34,7 +38,11 @@ pub fn name_prefix(ud: &str, subset: &str) -> String {
     let prefix = format!("{ud}-{subset}-");
     // A prefix is checked as a name with its trailing dash masked (apimachinery `maskTrailingDash`).
     let masked = format!("{}a", &prefix[..prefix.len() - 1]);
-    if is_dns_subdomain(&masked) { prefix } else { format!("{ud}-") }
+    if is_dns_subdomain(&masked) {
+        prefix
+    } else {
+        format!("{ud}-")
+    }
 }
 
 /// What the subset's workload should hold.
@@ -72,7 +80,10 @@ pub fn apply_subset_template(
         ]),
     };
     let meta = object_at(&mut obj, "metadata");
-    meta.insert("namespace".into(), json!(ud.metadata.namespace.as_deref().unwrap_or_default()));
+    meta.insert(
+        "namespace".into(),
+        json!(ud.metadata.namespace.as_deref().unwrap_or_default()),
+    );
     meta.insert("generateName".into(), json!(name_prefix(ud_name, desired.subset)));
     let labels = object_at(meta, "labels");
     for (k, v) in template.metadata.labels.iter().flatten() {
@@ -91,7 +102,10 @@ pub fn apply_subset_template(
     annotations.insert(SUBSET_PATCH_ANNOTATION.into(), json!(patch_text));
     set_controller(meta, ud, kind)?;
 
-    let not_object = |field| WorkloadError::NotAnObject { subset: desired.subset.to_string(), field };
+    let not_object = |field| WorkloadError::NotAnObject {
+        subset: desired.subset.to_string(),
+        field,
+    };
     let mut spec = match &template.spec {
         Value::Object(s) => s.clone(),
         Value::Null => Map::new(),
@@ -114,8 +128,10 @@ pub fn apply_subset_template(
             return Err(not_object("patch"));
         };
         let mut patched = Value::Object(std::mem::take(pod_template));
-        merge(&mut patched, patch, Schema::Pod)
-            .map_err(|error| WorkloadError::Patch { subset: desired.subset.to_string(), error })?;
+        merge(&mut patched, patch, Schema::Pod).map_err(|error| WorkloadError::Patch {
+            subset: desired.subset.to_string(),
+            error,
+        })?;
         spec.insert("template".into(), patched);
     }
     obj.insert("spec".into(), Value::Object(spec));
@@ -150,7 +166,9 @@ fn set_controller(
     if !refs.is_array() {
         *refs = json!([]);
     }
-    let Value::Array(refs) = refs else { unreachable!("just made an array") };
+    let Value::Array(refs) = refs else {
+        unreachable!("just made an array")
+    };
     if let Some(other) = refs
         .iter()
         .find(|r| r["controller"] == json!(true) && r["uid"].as_str() != Some(uid))
@@ -158,7 +176,11 @@ fn set_controller(
         return Err(WorkloadError::OtherController {
             kind: kind.kind().to_string(),
             name,
-            owner: format!("{}/{}", other["kind"].as_str().unwrap_or(""), other["name"].as_str().unwrap_or("")),
+            owner: format!(
+                "{}/{}",
+                other["kind"].as_str().unwrap_or(""),
+                other["name"].as_str().unwrap_or("")
+            ),
         });
     }
     match refs.iter_mut().find(|r| r["uid"].as_str() == Some(uid)) {
@@ -169,7 +191,10 @@ fn set_controller(
 }
 
 fn meta_name(meta: &Map<String, Value>) -> String {
-    meta.get("name").and_then(Value::as_str).unwrap_or_default().to_string()
+    meta.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The partition: `updateStrategy.rollingUpdate.partition` of StatefulSets whose update strategy is (or
@@ -218,7 +243,9 @@ fn attach_node_affinity(pod_spec: &mut Map<String, Value>, subset: &Subset) {
     if !terms.is_array() {
         *terms = json!([]);
     }
-    let Value::Array(terms) = terms else { unreachable!("just made an array") };
+    let Value::Array(terms) = terms else {
+        unreachable!("just made an array")
+    };
     if terms.is_empty() {
         terms.push(json!({}));
     }
@@ -250,6 +277,11 @@ fn attach_tolerations(pod_spec: &mut Map<String, Value>, subset: &Subset) {
         *list = json!([]);
     }
     if let Value::Array(list) = list {
-        list.extend(subset.tolerations.iter().map(|t| serde_json::to_value(t).unwrap_or_default()));
+        list.extend(
+            subset
+                .tolerations
+                .iter()
+                .map(|t| serde_json::to_value(t).unwrap_or_default()),
+        );
     }
 }

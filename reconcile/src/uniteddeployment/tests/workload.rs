@@ -17,12 +17,12 @@ fn ud(template: Value, subsets: Value) -> UnitedDeployment {
 
 fn pod_template() -> Value {
     json!({"metadata": {"labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "main", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}],
-            "tolerations": [{"key": "base", "operator": "Exists"}],
-            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
-            ]}}}}})
+    "spec": {"containers": [{"name": "main", "image": "nginx:1", "env": [{"name": "A", "value": "1"}]}],
+        "tolerations": [{"key": "base", "operator": "Exists"}],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+        ]}}}}})
 }
 
 fn zone_subset(name: &str, zone: &str) -> Value {
@@ -34,13 +34,19 @@ const ZONE: fn(&str) -> Value =
     |zone| json!({"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]});
 
 fn desired(subset: &str) -> Desired<'_> {
-    Desired { subset, revision: "web-5d9c8b7f4", replicas: 2, partition: 1 }
+    Desired {
+        subset,
+        revision: "web-5d9c8b7f4",
+        replicas: 2,
+        partition: 1,
+    }
 }
 
 #[test]
 fn a_statefulset_subset_gets_labels_selector_replicas_partition_affinity_tolerations_and_patch() {
     let mut b = zone_subset("zone-b", "b");
-    b["tolerations"] = json!([{"key": "dedicated", "operator": "Equal", "value": "b", "effect": "NoSchedule"}]);
+    b["tolerations"] =
+        json!([{"key": "dedicated", "operator": "Equal", "value": "b", "effect": "NoSchedule"}]);
     b["patch"] = json!({"metadata": {"labels": {"zone": "b"}},
         "spec": {"containers": [{"name": "main", "env": [{"name": "B", "value": "2"}]}]}});
     let ud = ud(
@@ -72,8 +78,14 @@ fn a_statefulset_subset_gets_labels_selector_replicas_partition_affinity_tolerat
     let spec = &set["spec"];
     assert_eq!(spec["serviceName"], "web");
     assert_eq!(spec["replicas"], 2);
-    assert_eq!(spec["selector"], json!({"matchLabels": {"app": "web", "apps.kruise.io/subset-name": "zone-b"}}));
-    assert_eq!(spec["updateStrategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}));
+    assert_eq!(
+        spec["selector"],
+        json!({"matchLabels": {"app": "web", "apps.kruise.io/subset-name": "zone-b"}})
+    );
+    assert_eq!(
+        spec["updateStrategy"],
+        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 1}})
+    );
     let pod = &spec["template"];
     assert_eq!(
         pod["metadata"]["labels"],
@@ -82,7 +94,10 @@ fn a_statefulset_subset_gets_labels_selector_replicas_partition_affinity_tolerat
     );
     // The zone requirement is appended to every required term; the matchFields term gets it too.
     let terms = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-    assert_eq!(terms[0]["matchExpressions"], json!([{"key": "disk", "operator": "In", "values": ["ssd"]}, ZONE("b")]));
+    assert_eq!(
+        terms[0]["matchExpressions"],
+        json!([{"key": "disk", "operator": "In", "values": ["ssd"]}, ZONE("b")])
+    );
     assert_eq!(terms[1]["matchExpressions"], json!([ZONE("b")]));
     assert_eq!(terms[1]["matchFields"][0]["key"], "metadata.name");
     assert_eq!(
@@ -111,27 +126,61 @@ fn each_kind_carries_its_partition_where_it_has_one() {
     let spec = json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}}});
     let on_delete = json!({"template": {"spec": {}}, "updateStrategy": {"type": "OnDelete"}});
     let cases: &[(&str, Value, &str, &str, Value)] = &[
-        ("statefulSetTemplate", spec.clone(), "apps/v1", "StatefulSet",
-            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 1}})),
-        ("statefulSetTemplate", on_delete.clone(), "apps/v1", "StatefulSet", json!({"type": "OnDelete"})),
-        ("advancedStatefulSetTemplate", spec.clone(), "apps.kruise.io/v1beta1", "StatefulSet",
-            json!({"rollingUpdate": {"partition": 1}})),
-        ("advancedStatefulSetTemplate", on_delete, "apps.kruise.io/v1beta1", "StatefulSet", json!({"type": "OnDelete"})),
-        ("cloneSetTemplate", spec.clone(), "apps.kruise.io/v1beta1", "CloneSet",
-            json!({"rollingUpdate": {"partition": 1}})),
+        (
+            "statefulSetTemplate",
+            spec.clone(),
+            "apps/v1",
+            "StatefulSet",
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}),
+        ),
+        (
+            "statefulSetTemplate",
+            on_delete.clone(),
+            "apps/v1",
+            "StatefulSet",
+            json!({"type": "OnDelete"}),
+        ),
+        (
+            "advancedStatefulSetTemplate",
+            spec.clone(),
+            "apps.kruise.io/v1beta1",
+            "StatefulSet",
+            json!({"rollingUpdate": {"partition": 1}}),
+        ),
+        (
+            "advancedStatefulSetTemplate",
+            on_delete,
+            "apps.kruise.io/v1beta1",
+            "StatefulSet",
+            json!({"type": "OnDelete"}),
+        ),
+        (
+            "cloneSetTemplate",
+            spec.clone(),
+            "apps.kruise.io/v1beta1",
+            "CloneSet",
+            json!({"rollingUpdate": {"partition": 1}}),
+        ),
         ("deploymentTemplate", spec, "apps/v1", "Deployment", Value::Null),
     ];
     for (field, spec, api_version, kind, strategy) in cases {
         let ud = ud(json!({*field: {"spec": spec}}), subsets.clone());
         let w = apply_subset_template(&ud, desired("s"), None).unwrap();
-        assert_eq!((w["apiVersion"].as_str(), w["kind"].as_str()), (Some(*api_version), Some(*kind)), "{field}");
+        assert_eq!(
+            (w["apiVersion"].as_str(), w["kind"].as_str()),
+            (Some(*api_version), Some(*kind)),
+            "{field}"
+        );
         assert_eq!(w["spec"]["updateStrategy"], *strategy, "{field} {spec}");
         assert_eq!(w["spec"]["replicas"], 2);
         // No node requirement on the subset: the affinity is left alone.
         assert!(w["spec"]["template"]["spec"].get("affinity").is_none(), "{field}");
     }
     // A template without affinity gets one required term holding the subset's requirement.
-    let ud = ud(json!({"cloneSetTemplate": {"spec": {}}}), json!([zone_subset("a", "a")]));
+    let ud = ud(
+        json!({"cloneSetTemplate": {"spec": {}}}),
+        json!([zone_subset("a", "a")]),
+    );
     let w = apply_subset_template(&ud, desired("a"), None).unwrap();
     assert_eq!(
         w["spec"]["template"]["spec"]["affinity"],
@@ -158,7 +207,10 @@ fn an_update_overwrites_what_the_ud_decides_and_keeps_the_rest() {
     assert_eq!(w["metadata"]["name"], "web-s-x7k2p");
     assert_eq!(w["metadata"]["resourceVersion"], "7");
     assert_eq!(w["metadata"]["labels"]["extra"], "kept");
-    assert_eq!(w["metadata"]["labels"]["apps.kruise.io/controller-revision-hash"], "web-5d9c8b7f4");
+    assert_eq!(
+        w["metadata"]["labels"]["apps.kruise.io/controller-revision-hash"],
+        "web-5d9c8b7f4"
+    );
     assert_eq!(w["metadata"]["ownerReferences"].as_array().unwrap().len(), 1);
     assert_eq!(w["metadata"]["ownerReferences"][0]["blockOwnerDeletion"], true);
     // The spec is the template's: the hand-set `paused` is gone, the image is v2.
@@ -186,12 +238,18 @@ fn names_bad_patches_and_missing_pieces() {
     let long = "u".repeat(250);
     assert_eq!(name_prefix(&long, "zone-a"), format!("{long}-"));
     let no_template = ud(json!({}), json!([{"name": "s"}]));
-    assert_eq!(apply_subset_template(&no_template, desired("s"), None), Err(WorkloadError::NoTemplate));
+    assert_eq!(
+        apply_subset_template(&no_template, desired("s"), None),
+        Err(WorkloadError::NoTemplate)
+    );
     let ud = ud(
         json!({"cloneSetTemplate": {"spec": {}}}),
         json!([{"name": "s", "patch": {"spec": {"containers": [{"image": "no-name"}]}}}]),
     );
-    assert_eq!(apply_subset_template(&ud, desired("gone"), None), Err(WorkloadError::NoSubset("gone".into())));
+    assert_eq!(
+        apply_subset_template(&ud, desired("gone"), None),
+        Err(WorkloadError::NoSubset("gone".into()))
+    );
     assert!(matches!(
         apply_subset_template(&ud, desired("s"), None),
         Err(WorkloadError::Patch { .. })
