@@ -16,6 +16,8 @@
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //! | `/validate-apps-kruise-io-resourcedistribution` | ResourceDistribution | gate, resource and targets |
+//! | `/mutate-apps-kruise-io-uniteddeployment` | UnitedDeployment | defaults (StatefulSet template: pod-template defaults) |
+//! | `/validate-apps-kruise-io-uniteddeployment` | UnitedDeployment | deletion protection, then validation and immutable fields |
 //!
 //! OpenKruise has no defaulting webhook for PodUnavailableBudget or WorkloadSpread (their CRD schemas
 //! carry the defaults), so kruise-rs has none either.
@@ -49,6 +51,7 @@ pub mod podunavailablebudget;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 use serde_json::Value;
