@@ -26,7 +26,7 @@ use super::{
     Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, after_call, execute, is_conflict},
+    workload_actions::{Owner, carry_out, is_conflict},
 };
 
 /// Safety net: every job is re-planned at least this often.
@@ -124,17 +124,9 @@ async fn pass(
         recorder: &state.recorder,
         object: &*job,
     };
-    let mut failure = None;
-    for step in &plan.actions {
-        expectations.expect(step, now);
-        let result = execute(&owner, step).await;
-        after_call(&owner, step, &result).await;
-        if let Err(e) = result {
-            expectations.forget(step);
-            failure = Some(e);
-            break;
-        }
-    }
+    let failure = carry_out(&owner, &plan.actions, &pod_list, &mut expectations, now)
+        .await
+        .map(|(_, e)| e);
     pass.keep(expectations);
     if let Some(status) = &plan.status
         && job.status.as_ref() != Some(status)

@@ -10,7 +10,6 @@
 //! until the cache shows the pod changes that triggered a pass.
 
 use std::{
-    collections::HashMap,
     hash::{BuildHasher as _, Hasher as _},
     sync::Arc,
     time::Duration,
@@ -38,7 +37,7 @@ use super::{
     pods,
 };
 
-use super::workload_actions::{Owner, adopt, after_call, chain_precondition, execute, is_conflict};
+use super::workload_actions::{Owner, adopt, carry_out, is_conflict};
 
 /// Safety net: every CloneSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
@@ -245,41 +244,14 @@ async fn pass(
     span.record("deletes", counts.deletes);
     span.record("patches", counts.patches);
     span.record("revisions", counts.revisions);
-    let mut failure = None;
-    // Pod → the resourceVersion our own write of this pass returned, and the one the plan saw.
-    let mut ours: HashMap<String, (String, String)> = HashMap::new();
-    for step in &plan.actions {
-        expectations.expect(step, now);
-        let chained = chain_precondition(step, &ours);
-        let step: &Step = &chained;
-        let owner = Owner {
-            client: &state.context.client,
-            recorder: &state.recorder,
-            object: &*cs,
-        };
-        let result = execute(&owner, step).await;
-        after_call(&owner, step, &result).await;
-        match result {
-            Ok(rv) => {
-                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
-                    (step, rv)
-                {
-                    expectations.expect_resource_version(name, &rv, now);
-                    let seen = pod_list
-                        .iter()
-                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
-                        .and_then(|p| p.metadata.resource_version.clone())
-                        .unwrap_or_default();
-                    ours.insert(name.clone(), (seen, rv));
-                }
-            }
-            Err(e) => {
-                expectations.forget(step);
-                failure = Some(e);
-                break;
-            }
-        }
-    }
+    let owner = Owner {
+        client: &state.context.client,
+        recorder: &state.recorder,
+        object: &*cs,
+    };
+    let failure = carry_out(&owner, &plan.actions, &pod_list, &mut expectations, now)
+        .await
+        .map(|(_, e)| e);
     pass.keep(expectations);
     // The status is computed from the pods as read, so it is written even when an action failed (as
     // OpenKruise's doReconcile does); then the failure decides the requeue.

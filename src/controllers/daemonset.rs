@@ -7,15 +7,15 @@
 //! precondition. Outstanding writes ([`Expectations`]) hold the next plan until the cache shows them.
 //! Any node change re-plans every DaemonSet.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::Node},
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::DaemonSet};
+use kruise_reconcile::Expectations;
 use kruise_reconcile::daemonset::Input;
-use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
     ResourceExt as _,
     runtime::events::{Recorder, Reporter},
@@ -26,7 +26,7 @@ use super::{
     Context, ControllerView, ERROR_REQUEUE, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, after_call, chain_precondition, execute, is_conflict},
+    workload_actions::{Owner, carry_out, is_conflict},
 };
 
 /// Safety net: every DaemonSet is re-planned at least this often.
@@ -116,35 +116,9 @@ async fn pass(state: &State, ds: Arc<DaemonSet>, pass: Pass<DaemonSet, Expectati
         recorder: &state.recorder,
         object: &*ds,
     };
-    let mut failure = None;
-    let mut ours: HashMap<String, (String, String)> = HashMap::new();
-    for step in &plan.actions {
-        expectations.expect(step, now);
-        let chained = chain_precondition(step, &ours);
-        let step: &Step = &chained;
-        let result = execute(&owner, step).await;
-        after_call(&owner, step, &result).await;
-        match result {
-            Ok(rv) => {
-                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
-                    (step, rv)
-                {
-                    expectations.expect_resource_version(name, &rv, now);
-                    let seen = pod_list
-                        .iter()
-                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
-                        .and_then(|p| p.metadata.resource_version.clone())
-                        .unwrap_or_default();
-                    ours.insert(name.clone(), (seen, rv));
-                }
-            }
-            Err(e) => {
-                expectations.forget(step);
-                failure = Some(e);
-                break;
-            }
-        }
-    }
+    let failure = carry_out(&owner, &plan.actions, &pod_list, &mut expectations, now)
+        .await
+        .map(|(_, e)| e);
     pass.keep(expectations);
     if failure.is_none()
         && let Some(status) = &plan.status

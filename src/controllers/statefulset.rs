@@ -7,15 +7,15 @@
 //! (stopping at the first failure) and writes the status with the set's resourceVersion as
 //! precondition. Outstanding writes ([`Expectations`]) hold the next plan until the cache shows them.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::PersistentVolumeClaim},
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::StatefulSet};
+use kruise_reconcile::Expectations;
 use kruise_reconcile::statefulset::{Input, identity};
-use kruise_reconcile::{Action as Step, Expectations};
 use kube::{
     ResourceExt as _,
     runtime::{
@@ -29,7 +29,7 @@ use super::{
     Context, ControllerView, ERROR_REQUEUE, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, adopt, after_call, chain_precondition, execute, is_conflict},
+    workload_actions::{Owner, adopt, carry_out, is_conflict},
 };
 
 /// Safety net: every set is re-planned at least this often.
@@ -175,39 +175,7 @@ async fn pass(
         recorder: &state.recorder,
         object: &*set,
     };
-    let mut failure = None;
-    let mut ours: HashMap<String, (String, String)> = HashMap::new();
-    for (index, step) in plan.actions.iter().enumerate() {
-        expectations.expect(step, now);
-        let chained = chain_precondition(step, &ours);
-        let step: &Step = &chained;
-        let result = execute(&owner, step).await;
-        after_call(&owner, step, &result).await;
-        match result {
-            Ok(rv) => {
-                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
-                    (step, rv)
-                {
-                    expectations.expect_resource_version(name, &rv, now);
-                    let seen = pod_list
-                        .iter()
-                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
-                        .and_then(|p| p.metadata.resource_version.clone())
-                        .unwrap_or_default();
-                    ours.insert(name.clone(), (seen, rv));
-                }
-            }
-            // A claim or pod that exists already: the cache was behind; plan again.
-            Err(kube::Error::Api(s)) if s.code == 409 && matches!(step, Step::CreatePvc(_)) => {
-                expectations.forget(step);
-            }
-            Err(e) => {
-                expectations.forget(step);
-                failure = Some((index, e));
-                break;
-            }
-        }
-    }
+    let failure = carry_out(&owner, &plan.actions, &pod_list, &mut expectations, now).await;
     pass.keep(expectations);
     // A failed create or identity repair shows in the status (`FailedCreatePod`, `FailedUpdatePod`).
     let status = match &failure {

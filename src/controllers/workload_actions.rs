@@ -1,6 +1,6 @@
-//! Carrying out one workload plan (CloneSet, Advanced StatefulSet): each action as an API call, its
-//! event, and the resourceVersion precondition chained from an earlier patch of the same pod in the
-//! same pass.
+//! Carrying out one workload plan (CloneSet, Advanced StatefulSet, Advanced DaemonSet, BroadcastJob):
+//! each action as an API call in order, its event, its expectation, and the resourceVersion
+//! precondition chained from an earlier patch of the same pod in the same pass.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -12,7 +12,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_api::PodRecord;
-use kruise_reconcile::{Action as Step, Expectations};
+use kruise_reconcile::{Action as Step, Expectations, broadcastjob::NodeExpectations};
 use kube::{
     Api, ResourceExt as _,
     api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions},
@@ -160,6 +160,84 @@ pub async fn execute<K: Workload>(owner: &Owner<'_, K>, step: &Step) -> Result<O
     Ok(None)
 }
 
+/// What a loop remembers of the writes it sent until its cache shows them.
+pub trait Expecting {
+    /// Records the expectation of an action about to be sent.
+    fn expect(&mut self, step: &Step, now: Timestamp);
+    /// Drops the expectation of an action whose call failed.
+    fn forget(&mut self, step: &Step);
+    /// Records the resourceVersion a pod write of ours returned (the cache must reach it).
+    fn expect_written(&mut self, pod: &str, resource_version: &str, now: Timestamp);
+}
+
+impl Expecting for Expectations {
+    fn expect(&mut self, step: &Step, now: Timestamp) {
+        Expectations::expect(self, step, now);
+    }
+    fn forget(&mut self, step: &Step) {
+        Expectations::forget(self, step);
+    }
+    fn expect_written(&mut self, pod: &str, resource_version: &str, now: Timestamp) {
+        self.expect_resource_version(pod, resource_version, now);
+    }
+}
+
+impl Expecting for NodeExpectations {
+    fn expect(&mut self, step: &Step, now: Timestamp) {
+        NodeExpectations::expect(self, step, now);
+    }
+    fn forget(&mut self, step: &Step) {
+        NodeExpectations::forget(self, step);
+    }
+    /// BroadcastJob pods are only created and deleted, never patched.
+    fn expect_written(&mut self, _pod: &str, _resource_version: &str, _now: Timestamp) {}
+}
+
+/// Sends `actions` in order and stops at the first failure, which is returned with its index (its
+/// expectation forgotten). `pods` are the pods the plan was made from: a pod written twice in one pass
+/// gets its second precondition from the first write. A claim that already exists means the cache
+/// was behind: that create is skipped and the pass goes on.
+pub async fn carry_out<K: Workload, E: Expecting>(
+    owner: &Owner<'_, K>,
+    actions: &[Step],
+    pods: &[PodRecord],
+    expectations: &mut E,
+    now: Timestamp,
+) -> Option<(usize, kube::Error)> {
+    // Pod → the resourceVersion the plan saw, and the one our own write of this pass returned.
+    let mut ours: HashMap<String, (String, String)> = HashMap::new();
+    for (index, step) in actions.iter().enumerate() {
+        expectations.expect(step, now);
+        let chained = chain_precondition(step, &ours);
+        let step: &Step = &chained;
+        let result = execute(owner, step).await;
+        after_call(owner, step, &result).await;
+        match result {
+            Ok(rv) => {
+                if let (Step::PatchPod { name, .. } | Step::PatchPodStatus { name, .. }, Some(rv)) =
+                    (step, rv)
+                {
+                    expectations.expect_written(name, &rv, now);
+                    let seen = pods
+                        .iter()
+                        .find(|p| p.metadata.name.as_deref() == Some(name.as_str()))
+                        .and_then(|p| p.metadata.resource_version.clone())
+                        .unwrap_or_default();
+                    ours.insert(name.clone(), (seen, rv));
+                }
+            }
+            Err(e) if is_conflict(&e) && matches!(step, Step::CreatePvc(_)) => {
+                expectations.forget(step);
+            }
+            Err(e) => {
+                expectations.forget(step);
+                return Some((index, e));
+            }
+        }
+    }
+    None
+}
+
 /// The events OpenKruise records after a call (the planner leaves them to the loop).
 pub async fn after_call<K: Workload>(
     owner: &Owner<'_, K>,
@@ -302,4 +380,33 @@ pub async fn adopt<K: kube::Resource<DynamicType = ()>>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn patch_with(rv: &str) -> Step {
+        Step::PatchPod {
+            name: "web-a".into(),
+            reason: "inPlaceUpdate",
+            patch: json!({"metadata": {"resourceVersion": rv}, "spec": {}}),
+        }
+    }
+
+    #[test]
+    fn a_precondition_moves_only_past_our_own_write_of_the_pod() {
+        let mut ours = HashMap::new();
+        assert_eq!(*chain_precondition(&patch_with("7"), &ours), patch_with("7"));
+        ours.insert("web-a".to_string(), ("7".to_string(), "9".to_string()));
+        assert_eq!(*chain_precondition(&patch_with("7"), &ours), patch_with("9"));
+        // Planned against another version: left alone (it will conflict if that is stale).
+        assert_eq!(*chain_precondition(&patch_with("8"), &ours), patch_with("8"));
+        let unconditional = Step::PatchPod {
+            name: "web-a".into(),
+            reason: "lifecycle",
+            patch: json!({"metadata": {"labels": {"a": "b"}}}),
+        };
+        assert_eq!(*chain_precondition(&unconditional, &ours), unconditional);
+    }
 }
