@@ -3,6 +3,7 @@
 //! subset ([`allocator`]), the workload each subset should run ([`workload`]), the writes that get
 //! there and the status.
 
+pub mod adaptive;
 pub mod allocator;
 pub mod plan;
 pub mod revision;

@@ -333,7 +333,7 @@ impl Reconciler for UnitedDeployments {
                 message: all.join("; "),
             });
         }
-        Ok(Next::Resync)
+        Ok(Next::after(plan.requeue_after))
     }
 }
 

@@ -4,6 +4,7 @@
 //! ([`failed`]) and the status is still written.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -12,12 +13,14 @@ use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
     CONDITION_SUBSET_FAILURE, CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CONDITION_UPDATED,
     REVISION_LABEL, SUBSET_NAME_LABEL, SUBSET_PATCH_ANNOTATION, SubsetKind, UnitedDeployment,
-    UnitedDeploymentCondition, UnitedDeploymentStatus, UnitedDeploymentSubsetStatus,
+    UnitedDeploymentCondition, UnitedDeploymentStatus, UnitedDeploymentSubsetCondition,
+    UnitedDeploymentSubsetStatus,
 };
 use kruise_core::pod_state::{is_active, is_ready};
 use kruise_core::selector::Selector;
 use serde_json::Value;
 
+use super::adaptive::schedulability;
 use super::allocator::{AllocError, SubsetState, allocate};
 use super::revision::{Revisions, revisions};
 use super::workload::{Desired, WorkloadError, apply_subset_template};
@@ -79,6 +82,8 @@ pub struct Plan {
     /// The status once every write succeeded.
     pub status: UnitedDeploymentStatus,
     pub events: Vec<Event>,
+    /// When to look again (adaptive scheduling: a pending pod times out, a subset recovers).
+    pub requeue_after: Option<Duration>,
 }
 
 /// A subset workload as read.
@@ -161,17 +166,44 @@ pub fn plan(input: Input<'_>) -> Plan {
             );
         }
     }
-    let states: BTreeMap<String, SubsetState> = by_subset
-        .iter()
-        .map(|(subset, e)| {
-            let state = SubsetState {
-                spec_replicas: int(&e.object["spec"]["replicas"]),
-                ready_replicas: int(&e.object["status"]["readyReplicas"]),
-                ..SubsetState::default()
-            };
-            (subset.to_string(), state)
-        })
-        .collect();
+    let strategy = &ud.spec.topology.schedule_strategy;
+    // Default adaptive mode: which subsets cannot schedule their pods (reservation mode is not done).
+    let adaptive = strategy.is_adaptive() && !strategy.reserves_unschedulable_pods();
+    let old_status = ud.status.clone().unwrap_or_default();
+    let mut requeue: Option<i64> = None;
+    let mut subset_conditions: BTreeMap<String, Vec<UnitedDeploymentSubsetCondition>> = BTreeMap::new();
+    let mut states: BTreeMap<String, SubsetState> = BTreeMap::new();
+    for (subset, e) in &by_subset {
+        let mut state = SubsetState {
+            spec_replicas: int(&e.object["spec"]["replicas"]),
+            ready_replicas: int(&e.object["status"]["readyReplicas"]),
+            ..SubsetState::default()
+        };
+        let old = old_status.subset_statuses.iter().find(|s| s.name == *subset);
+        if adaptive && let Some(old) = old {
+            let pods: Vec<&PodRecord> = input
+                .pods
+                .iter()
+                .copied()
+                .filter(|p| subset_of(p) == Some(subset))
+                .collect();
+            let replicas = int(&e.object["status"]["replicas"]);
+            let s = schedulability(
+                strategy,
+                old.conditions.clone(),
+                replicas,
+                state.ready_replicas,
+                &pods,
+                input.now,
+            );
+            state.unschedulable = s.unschedulable;
+            if let Some(after) = s.requeue_after {
+                requeue = Some(requeue.map_or(after, |r| r.min(after)));
+            }
+            subset_conditions.insert(subset.to_string(), s.conditions);
+        }
+        states.insert(subset.to_string(), state);
+    }
     let allocation = match allocate(&ud.spec, &states) {
         Ok(a) => a,
         Err(e) => return empty_plan(input, revs, Err(e)),
@@ -254,7 +286,16 @@ pub fn plan(input: Input<'_>) -> Plan {
         ));
     }
     let now = Time(Timestamp::from_second(input.now.as_second()).unwrap_or(input.now));
+    if adaptive && created > 0 {
+        let critical = i64::from(strategy.reschedule_critical_seconds());
+        requeue = Some(requeue.map_or(critical, |r| r.min(critical)));
+    }
     let mut status = status(input, &revs, &allocation, &next_partition, &by_subset, &now);
+    for s in &mut status.subset_statuses {
+        if let Some(conditions) = subset_conditions.remove(&s.name) {
+            s.conditions = conditions;
+        }
+    }
     if created + deleted > 0 {
         set_condition(
             &mut status.conditions,
@@ -290,6 +331,7 @@ pub fn plan(input: Input<'_>) -> Plan {
         );
         events.push(warning("FailedUpdateSubset", message));
     }
+    let requeue_after = requeue.map(|s| Duration::from_secs(s.max(1).unsigned_abs()));
     Plan {
         revisions: revs,
         allocation: Ok(allocation),
@@ -297,6 +339,7 @@ pub fn plan(input: Input<'_>) -> Plan {
         failures,
         status,
         events,
+        requeue_after,
     }
 }
 
@@ -371,6 +414,7 @@ fn empty_plan(
         failures: Vec::new(),
         status,
         events,
+        requeue_after: None,
     }
 }
 
