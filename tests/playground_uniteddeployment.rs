@@ -233,3 +233,67 @@ fn min_max_allocation_with_cloneset_subsets() {
     });
     wait_for("one pod left", || pods(k).len() == 1);
 }
+
+const ADAPTIVE: &str = r#"
+apiVersion: apps.kruise.io/v1beta1
+kind: UnitedDeployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    deploymentTemplate:
+      metadata:
+        labels: {app: web}
+      spec:
+        template:
+          metadata:
+            labels: {app: web}
+          spec:
+            containers:
+            - name: main
+              image: nginx:1
+  topology:
+    scheduleStrategy:
+      type: Adaptive
+      adaptive: {rescheduleCriticalSeconds: 1, unschedulableDuration: 300}
+    subsets:
+    - name: zone-a
+      maxReplicas: 1
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [playground-a]}]
+    - name: nowhere
+      maxReplicas: 2
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [no-such-zone]}]
+    - name: zone-c
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [playground-c]}]
+"#;
+
+#[test]
+fn adaptive_moves_pods_that_cannot_be_scheduled_to_the_next_subset() {
+    let pg = serve(&[]);
+    let k = pg.kubeconfig.as_path();
+    let (applied, _, err) = kubectl(k, &["apply", "-f", "-"], Some(ADAPTIVE));
+    assert!(applied, "{err}");
+    // First (1, 2, 0); the two pods of `nowhere` stay pending, so after rescheduleCriticalSeconds the
+    // subset is unschedulable and zone-c runs them.
+    wait_for("the pending pods moved to zone-c", || {
+        workload_replicas(k, "deployments.apps") == expect(&[("nowhere", 0), ("zone-a", 1), ("zone-c", 2)])
+    });
+    wait_for("three running pods", || pods(k).len() == 3);
+    let s = json(k, &["get", "ud", "web"])["status"].clone();
+    let nowhere = s["subsetStatuses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "nowhere")
+        .unwrap()
+        .clone();
+    assert_eq!(nowhere["conditions"][0]["type"], "Schedulable");
+    assert_eq!(nowhere["conditions"][0]["status"], "False");
+    assert_eq!(nowhere["conditions"][0]["reason"], "reschedule");
+}

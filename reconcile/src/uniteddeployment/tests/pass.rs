@@ -244,7 +244,6 @@ fn a_template_change_updates_every_subset_and_partitions_hold_pods_back() {
 
     // After the rollout: a's pod and one of b's are held back by the partitions; c is all new.
     let (workloads, pods) = settle(&second, workloads);
-    let mut v2 = v2;
     v2.status = Some(second.status.clone());
     let mut all_revisions = revisions.clone();
     all_revisions.extend(created_revisions(&second));
