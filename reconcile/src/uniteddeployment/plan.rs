@@ -344,7 +344,8 @@ pub fn plan(input: Input<'_>) -> Plan {
 }
 
 /// OpenKruise's update triggers: another revision, replicas, partition or patch, or pods of the
-/// subset not yet at the update revision.
+/// subset not yet at the update revision — not counting the pods the partition holds back (OpenKruise
+/// rewrites a partitioned subset on every pass).
 fn needs_update(object: &Value, desired: &Desired<'_>, patch: Option<&Value>, pods: &[&PodRecord]) -> bool {
     let patch_text = patch.map(Value::to_string).unwrap_or_default();
     let updated = pods
@@ -357,7 +358,7 @@ fn needs_update(object: &Value, desired: &Desired<'_>, patch: Option<&Value>, po
         || int(&object["spec"]["replicas"]) != desired.replicas
         || partition_of(object) != desired.partition
         || object["metadata"]["annotations"][SUBSET_PATCH_ANNOTATION].as_str() != Some(patch_text.as_str())
-        || (updated as i64) < i64::from(int(&object["status"]["replicas"]))
+        || (updated as i64) < i64::from(int(&object["status"]["replicas"]) - desired.partition)
 }
 
 fn subset_of(pod: &PodRecord) -> Option<&str> {
