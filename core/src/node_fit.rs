@@ -16,6 +16,8 @@
 //! `pkg/controller/broadcastjob`) gets no added tolerations, and a cordoned node takes it only when
 //! it tolerates the `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
+use std::borrow::Cow;
+
 use k8s_openapi::api::core::v1::{Node, PodSpec, Taint, Toleration};
 
 use crate::selector::node;
@@ -56,7 +58,7 @@ const NO_EXECUTE: &str = "NoExecute";
 
 /// Whether a pod from `template` belongs on `node`.
 pub fn daemon_pod_fit(template: &PodSpec, node: &Node) -> Fit {
-    fit_with(template, node, &daemon_tolerations(template))
+    fit_with(template, node, || Cow::Owned(daemon_tolerations(template)))
 }
 
 /// Whether a BroadcastJob pod from `template` belongs on `node`: the template's own tolerations
@@ -64,7 +66,7 @@ pub fn daemon_pod_fit(template: &PodSpec, node: &Node) -> Fit {
 /// `node.kubernetes.io/unschedulable:NoSchedule`. A pod already there may stay.
 pub fn job_pod_fit(template: &PodSpec, node: &Node) -> Fit {
     let tolerations = template.tolerations.as_deref().unwrap_or_default();
-    let mut fit = fit_with(template, node, tolerations);
+    let mut fit = fit_with(template, node, || Cow::Borrowed(tolerations));
     let cordoned = node.spec.as_ref().and_then(|s| s.unschedulable) == Some(true);
     if cordoned && fit.should_run {
         let taint = Taint {
@@ -77,7 +79,8 @@ pub fn job_pod_fit(template: &PodSpec, node: &Node) -> Fit {
     fit
 }
 
-fn fit_with(template: &PodSpec, node: &Node, tolerations: &[Toleration]) -> Fit {
+/// `tolerations` are only built for a tainted node (most nodes have no taint).
+fn fit_with<'t>(template: &PodSpec, node: &Node, tolerations: impl FnOnce() -> Cow<'t, [Toleration]>) -> Fit {
     let name = node.metadata.name.as_deref().unwrap_or_default();
     if template
         .node_name
@@ -97,6 +100,7 @@ fn fit_with(template: &PodSpec, node: &Node, tolerations: &[Toleration]) -> Fit 
     if node_taints.is_empty() {
         return Fit::YES;
     }
+    let tolerations = tolerations();
     let untolerated = |effects: &[&str]| {
         node_taints.iter().any(|taint| {
             effects.contains(&taint.effect.as_str()) && !tolerations.iter().any(|t| tolerates(t, taint))

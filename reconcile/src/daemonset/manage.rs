@@ -75,7 +75,11 @@ pub fn delete_or_hold(ctx: &Ctx<'_>, pod: &PodRecord, actions: &mut Vec<Action>)
 }
 
 /// Runs `manage` over every node; `orphans` are pods naming no listed node.
-pub fn manage(ctx: &Ctx<'_>, orphans: &[&PodRecord], surge: bool) -> Result<Managed, InvalidIntOrPercent> {
+pub fn manage<'a>(
+    ctx: &Ctx<'a>,
+    orphans: &[&'a PodRecord],
+    surge: bool,
+) -> Result<Managed, InvalidIntOrPercent> {
     let mut out = Managed::default();
     let mut needy: Vec<&str> = Vec::new();
     let mut doomed: Vec<&PodRecord> = Vec::new();
@@ -123,56 +127,55 @@ fn per_node<'a>(
     events: &mut Vec<Action>,
     delay: &mut Option<Duration>,
 ) {
-    let live: Vec<&PodRecord> = node.live().collect();
     if !node.fit.should_continue_running {
-        doomed.extend(live);
+        doomed.extend(node.live().map(|p| p.pod));
         return;
     }
-    let mut running = Vec::with_capacity(live.len());
     let mut held = false;
-    for pod in live {
-        if pods::phase(pod) == "Failed" {
+    for view in node.live().filter(|p| p.failed || p.preparing_delete) {
+        if view.failed {
             events.push(Action::warning(
                 "FailedDaemonPod",
                 format!(
                     "Found failed daemon pod {}/{} on node {}, will try to kill it",
-                    pod.metadata.namespace.as_deref().unwrap_or(""),
-                    pods::name(pod),
+                    view.pod.metadata.namespace.as_deref().unwrap_or(""),
+                    pods::name(view.pod),
                     node.name
                 ),
             ));
-            doomed.push(pod);
-        } else if preparing_delete(pod) {
-            held = true;
-            doomed.push(pod);
         } else {
-            running.push(pod);
+            held = true;
         }
+        doomed.push(view.pod);
     }
-    if running.is_empty() {
+    let mut running = node.live().filter(|p| !p.failed && !p.preparing_delete);
+    let Some(first) = running.next() else {
         // Without surge nothing replaces a pod held in PreparingDelete until it is gone.
         if node.fit.should_run && (surge || !held) {
             needy.push(node.name);
         }
         return;
-    }
+    };
     if !surge {
-        doomed.extend(running.into_iter().skip(1));
+        doomed.extend(running.map(|p| p.pod));
         return;
     }
-    let newest = running.iter().position(|p| ctx.is_current(p));
-    let oldest = running.iter().position(|p| !ctx.is_current(p));
-    for (i, pod) in running.iter().enumerate() {
-        if Some(i) != newest && Some(i) != oldest {
-            doomed.push(pod);
+    // With surge a node keeps its oldest current pod and its oldest old pod; the old one goes once
+    // the current one is available (or at once when the old one is not ready).
+    let (mut newest, mut oldest) = (None, None);
+    for view in std::iter::once(first).chain(running) {
+        let slot = if view.current { &mut newest } else { &mut oldest };
+        if slot.is_none() {
+            *slot = Some(view);
+        } else {
+            doomed.push(view.pod);
         }
     }
     if let (Some(new), Some(old)) = (newest, oldest) {
-        let (new, old) = (running[new], running[old]);
-        if !pods::is_ready(old) || ctx.available(new) {
-            doomed.push(old);
-        } else if pods::is_ready(new) {
-            *delay = min_delay(*delay, until_available(ctx, new));
+        if !old.ready || new.available {
+            doomed.push(old.pod);
+        } else if new.ready {
+            *delay = min_delay(*delay, until_available(ctx, new.pod));
         }
     }
 }
@@ -194,7 +197,7 @@ fn partitioned<'a>(ctx: &Ctx<'_>, needy: Vec<&'a str>) -> Result<Vec<&'a str>, I
     let updated = ctx
         .nodes
         .iter()
-        .filter(|n| n.fit.should_run && n.live().any(|p| ctx.is_current(p)))
+        .filter(|n| n.fit.should_run && n.live().any(|p| p.current))
         .count();
     let allowed = usize::try_from(ctx.desired - partition)
         .unwrap_or(0)

@@ -1,6 +1,8 @@
-//! What one pass knows: the pods of each node and whether the node should run one, in node-name
-//! order, and the DaemonSet's parameters resolved against the live desired count.
+//! What one pass knows: the pods of each node (each read once, [`PodView`]) and whether the node
+//! should run one, in node-name order, and the DaemonSet's parameters resolved against the live
+//! desired count.
 
+use foldhash::HashMap;
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{Node, PodSpec, PodTemplateSpec};
 use k8s_openapi::jiff::Timestamp;
@@ -11,6 +13,7 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_api::common::LifecycleHook;
 use kruise_core::node_fit::{Fit, daemon_pod_fit};
+use smallvec::SmallVec;
 
 use crate::int_or_percent::{InvalidIntOrPercent, scaled_i32};
 use crate::pods;
@@ -29,6 +32,26 @@ pub fn terminating(pod: &PodRecord) -> bool {
     pod.metadata.deletion_timestamp.is_some()
 }
 
+/// What a pass asks of one pod, read from it once: manage, the rolling update and the status all
+/// ask the same questions of every pod.
+#[derive(Debug, Clone, Copy)]
+pub struct PodView<'a> {
+    /// The pod.
+    pub pod: &'a PodRecord,
+    /// At the current revision ([`Ctx::is_current`]).
+    pub current: bool,
+    /// Ready.
+    pub ready: bool,
+    /// Ready for `minReadySeconds`, with `InPlaceUpdateReady` absent or True ([`Ctx::available`]).
+    pub available: bool,
+    /// Being deleted.
+    pub terminating: bool,
+    /// In the lifecycle state `PreparingDelete` (held by the `preDelete` hook).
+    pub preparing_delete: bool,
+    /// In phase `Failed`.
+    pub failed: bool,
+}
+
 /// One node and the DaemonSet's pods on it.
 #[derive(Debug)]
 pub struct NodePods<'a> {
@@ -39,52 +62,20 @@ pub struct NodePods<'a> {
     /// Whether a daemon pod belongs there.
     pub fit: Fit,
     /// Every pod on the node, terminating ones included, oldest first: scheduled pods before
-    /// unscheduled ones, then by creation time, then by name.
-    pub pods: Vec<&'a PodRecord>,
+    /// unscheduled ones, then by creation time, then by name. (Almost every node has one.)
+    pub pods: SmallVec<[PodView<'a>; 1]>,
 }
 
 impl<'a> NodePods<'a> {
     /// The pods that are not being deleted, oldest first.
-    pub fn live(&self) -> impl Iterator<Item = &'a PodRecord> + '_ {
-        self.pods.iter().copied().filter(|p| !terminating(p))
+    pub fn live(&self) -> impl Iterator<Item = &PodView<'a>> + '_ {
+        self.pods.iter().filter(|p| !p.terminating)
     }
 }
 
 /// The sort key of "oldest first".
 fn age_key(pod: &PodRecord) -> (bool, Option<Timestamp>, &str) {
     (!pods::is_scheduled(pod), pods::created(pod), pods::name(pod))
-}
-
-/// Groups `all` by node. Nodes come sorted by name; pods naming no listed node are returned apart.
-pub fn group<'a>(
-    template: &PodSpec,
-    nodes: &'a [Node],
-    all: &'a [PodRecord],
-) -> (Vec<NodePods<'a>>, Vec<&'a PodRecord>) {
-    let mut out: Vec<NodePods<'a>> = nodes
-        .iter()
-        .map(|node| NodePods {
-            node,
-            name: node.metadata.name.as_deref().unwrap_or(""),
-            fit: daemon_pod_fit(template, node),
-            pods: Vec::new(),
-        })
-        .collect();
-    out.sort_unstable_by(|a, b| a.name.cmp(b.name));
-    let mut orphans = Vec::new();
-    for pod in all {
-        let at = node_of(pod).and_then(|n| out.binary_search_by(|x| x.name.cmp(n)).ok());
-        match at {
-            Some(i) => out[i].pods.push(pod),
-            None => orphans.push(pod),
-        }
-    }
-    for n in &mut out {
-        if n.pods.len() > 1 {
-            n.pods.sort_by(|a, b| age_key(a).cmp(&age_key(b)));
-        }
-    }
-    (out, orphans)
 }
 
 /// What one pass knows.
@@ -96,6 +87,8 @@ pub struct Ctx<'a> {
     pub nodes: Vec<NodePods<'a>>,
     /// The current revision's hash.
     pub hash: &'a str,
+    /// The DaemonSet's generation, where it still uses upstream's legacy template-generation annotation.
+    pub legacy_generation: Option<String>,
     /// The revisions (to find a pod's old template).
     pub revisions: &'a [ControllerRevision],
     /// Nodes that should run a pod, now (the denominator of every int-or-percent here).
@@ -107,42 +100,97 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// Builds the context of a pass.
+    /// The context of a pass, before [`Ctx::place`] puts the nodes and pods in.
     pub fn new(
         ds: &'a DaemonSet,
-        nodes: Vec<NodePods<'a>>,
         hash: &'a str,
         revisions: &'a [ControllerRevision],
         now: Timestamp,
     ) -> Self {
-        let desired = nodes.iter().filter(|n| n.fit.should_run).count();
+        let legacy = ds
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(DEPRECATED_TEMPLATE_GENERATION_ANNOTATION));
         Ctx {
             ds,
-            nodes,
+            nodes: Vec::new(),
             hash,
+            legacy_generation: ds.metadata.generation.filter(|_| legacy).map(|g| g.to_string()),
             revisions,
-            desired: i32::try_from(desired).unwrap_or(i32::MAX),
+            desired: 0,
             now,
             update_template: None,
+        }
+    }
+
+    /// Groups `all` by node (nodes sorted by name) with each node's fit for `template`, and counts the
+    /// desired nodes. Returns the pods naming no listed node.
+    pub fn place(
+        &mut self,
+        template: &PodSpec,
+        nodes: &'a [Node],
+        all: &'a [PodRecord],
+    ) -> Vec<&'a PodRecord> {
+        let mut out: Vec<NodePods<'a>> = nodes
+            .iter()
+            .map(|node| NodePods {
+                node,
+                name: node.metadata.name.as_deref().unwrap_or(""),
+                fit: daemon_pod_fit(template, node),
+                pods: SmallVec::new(),
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| a.name.cmp(b.name));
+        let index: HashMap<&str, usize> = out.iter().enumerate().map(|(i, n)| (n.name, i)).collect();
+        let mut orphans = Vec::new();
+        for pod in all {
+            let at = node_of(pod).and_then(|n| index.get(n).copied());
+            match at {
+                Some(i) => out[i].pods.push(self.view(pod)),
+                None => orphans.push(pod),
+            }
+        }
+        for n in &mut out {
+            if n.pods.len() > 1 {
+                n.pods.sort_by(|a, b| age_key(a.pod).cmp(&age_key(b.pod)));
+            }
+        }
+        let desired = out.iter().filter(|n| n.fit.should_run).count();
+        self.desired = i32::try_from(desired).unwrap_or(i32::MAX);
+        self.nodes = out;
+        orphans
+    }
+
+    /// What this pass asks of `pod`.
+    pub fn view<'p>(&self, pod: &'p PodRecord) -> PodView<'p> {
+        let keys = pods::key_labels(pod);
+        PodView {
+            pod,
+            current: self.is_current_with(pod, keys.revision),
+            ready: pods::is_ready(pod),
+            available: self.available(pod),
+            terminating: terminating(pod),
+            preparing_delete: keys.lifecycle_state == "PreparingDelete",
+            failed: pods::phase(pod) == "Failed",
         }
     }
 
     /// The pod is at the current revision (its hash label, or the template generation label where the
     /// DaemonSet still uses upstream's legacy annotation).
     pub fn is_current(&self, pod: &PodRecord) -> bool {
-        if pods::label(pod, pods::CONTROLLER_REVISION_HASH) == Some(self.hash) {
-            return true;
-        }
-        let legacy = self
-            .ds
-            .metadata
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key(DEPRECATED_TEMPLATE_GENERATION_ANNOTATION));
-        legacy
-            && self.ds.metadata.generation.is_some_and(|g| {
-                pods::label(pod, POD_TEMPLATE_GENERATION_LABEL) == Some(g.to_string().as_str())
-            })
+        self.is_current_with(
+            pod,
+            pods::label(pod, pods::CONTROLLER_REVISION_HASH).unwrap_or(""),
+        )
+    }
+
+    fn is_current_with(&self, pod: &PodRecord, revision: &str) -> bool {
+        revision == self.hash
+            || self
+                .legacy_generation
+                .as_deref()
+                .is_some_and(|g| pods::label(pod, POD_TEMPLATE_GENERATION_LABEL) == Some(g))
     }
 
     /// Ready for `minReadySeconds`, with `InPlaceUpdateReady` absent or True.

@@ -11,7 +11,7 @@ use kruise_api::apps_v1beta1::{DaemonSet, DaemonSetStatus};
 use crate::action::Action;
 use crate::cloneset::revision::template_of;
 use crate::daemonset::manage::{manage, min_delay};
-use crate::daemonset::nodes::{Ctx, group};
+use crate::daemonset::nodes::Ctx;
 use crate::daemonset::revision::{current, truncate_history};
 use crate::daemonset::{rolling, status};
 use crate::expectations::{Blocked, Expectations};
@@ -103,8 +103,8 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
         revisions.push(r.clone());
     }
     let template = ds.spec.template.spec.clone().unwrap_or_default();
-    let (nodes, orphans) = group(&template, input.nodes, input.pods);
-    let mut ctx = Ctx::new(ds, nodes, &cur.hash, &revisions, input.now);
+    let mut ctx = Ctx::new(ds, &cur.hash, &revisions, input.now);
+    let orphans = ctx.place(&template, input.nodes, input.pods);
     ctx.update_template = template_of(&cur.revision).ok();
 
     let surge = ctx.max_surge()? > 0;

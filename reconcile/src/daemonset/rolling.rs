@@ -13,8 +13,8 @@ use kruise_core::selector::{Selection, Selector};
 
 use crate::action::Action;
 use crate::cloneset::revision::template_of;
-use crate::daemonset::manage::{delete_or_hold, min_delay, preparing_delete, until_available};
-use crate::daemonset::nodes::{Ctx, NodePods};
+use crate::daemonset::manage::{delete_or_hold, min_delay, until_available};
+use crate::daemonset::nodes::{Ctx, NodePods, PodView};
 use crate::daemonset::pod::{in_place, new_pod};
 use crate::daemonset::revision::hash_of;
 use crate::inplace::{self, NotInPlace};
@@ -31,14 +31,14 @@ pub struct Rolled {
 }
 
 /// The live pods of a node by revision: the oldest current and old pod and how many of each.
-struct Split<'a> {
-    new: Option<&'a PodRecord>,
-    old: Option<&'a PodRecord>,
+struct Split<'n, 'a> {
+    new: Option<&'n PodView<'a>>,
+    old: Option<&'n PodView<'a>>,
     new_count: usize,
     old_count: usize,
 }
 
-fn split<'a>(ctx: &Ctx<'_>, node: &NodePods<'a>) -> Split<'a> {
+fn split<'n, 'a>(node: &'n NodePods<'a>) -> Split<'n, 'a> {
     let mut s = Split {
         new: None,
         old: None,
@@ -46,7 +46,7 @@ fn split<'a>(ctx: &Ctx<'_>, node: &NodePods<'a>) -> Split<'a> {
         old_count: 0,
     };
     for p in node.live() {
-        if ctx.is_current(p) {
+        if p.current {
             s.new = s.new.or(Some(p));
             s.new_count += 1;
         } else {
@@ -70,10 +70,10 @@ pub fn chosen_nodes<'c, 'a>(ctx: &'c Ctx<'a>) -> Result<Vec<&'c NodePods<'a>>, I
             continue;
         }
         total += 1;
-        let s = split(ctx, node);
+        let s = split(node);
         if s.new_count > 0 || s.old_count > 1 {
             updated.push(node);
-        } else if s.old.is_none_or(preparing_delete) {
+        } else if s.old.is_none_or(|o| o.preparing_delete) {
             updating.push(node);
         } else {
             let selected = match &parsed {
@@ -114,20 +114,20 @@ fn replace(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidInt
     let mut in_flight = 0usize;
     let (mut unavailable_old, mut available_old) = (Vec::new(), Vec::new());
     for node in chosen {
-        let s = split(ctx, node);
+        let s = split(node);
         match (s.new_count, s.old_count, s.new, s.old) {
             (0, 0, ..) => in_flight += usize::from(node.fit.should_run),
             (1, 0, Some(n), _) => {
-                if !ctx.available(n) || preparing_delete(n) {
+                if !n.available || n.preparing_delete {
                     in_flight += 1;
-                    if pods::is_ready(n) {
-                        out.delay = min_delay(out.delay, until_available(ctx, n));
+                    if n.ready {
+                        out.delay = min_delay(out.delay, until_available(ctx, n.pod));
                     }
                 }
             }
-            (0, 1, _, Some(o)) if preparing_delete(o) => in_flight += 1,
-            (0, 1, _, Some(o)) if ctx.available(o) => available_old.push(o),
-            (0, 1, _, Some(o)) => unavailable_old.push(o),
+            (0, 1, _, Some(o)) if o.preparing_delete => in_flight += 1,
+            (0, 1, _, Some(o)) if o.available => available_old.push(o.pod),
+            (0, 1, _, Some(o)) => unavailable_old.push(o.pod),
             _ => in_flight += 1,
         }
     }
@@ -161,8 +161,8 @@ fn surge(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidIntOr
     let mut in_use = 0usize;
     let (mut now, mut candidates) = (Vec::new(), Vec::new());
     for node in chosen {
-        let s = split(ctx, node);
-        if s.new_count > 1 || s.new.is_some_and(|n| !ctx.available(n) || preparing_delete(n)) {
+        let s = split(node);
+        if s.new_count > 1 || s.new.is_some_and(|n| !n.available || n.preparing_delete) {
             in_use += 1;
             continue;
         }
@@ -170,7 +170,7 @@ fn surge(ctx: &Ctx<'_>, chosen: &[&NodePods<'_>]) -> Result<Rolled, InvalidIntOr
         if s.new_count > 0 {
             continue;
         }
-        if ctx.available(old) {
+        if old.available {
             candidates.push(node.name);
         } else {
             now.push(node.name);

@@ -6,7 +6,6 @@ use std::time::Duration;
 use kruise_api::apps_v1beta1::DaemonSetStatus;
 
 use crate::daemonset::nodes::Ctx;
-use crate::pods;
 
 /// Computes the status; the second value asks for a requeue after `minReadySeconds` when some pods
 /// are ready but not yet available.
@@ -30,13 +29,13 @@ pub fn compute(ctx: &Ctx<'_>, collision_count: Option<i32>) -> (DaemonSetStatus,
         }
         s.desired_number_scheduled += 1;
         s.current_number_scheduled += 1;
-        if pods::is_ready(first) {
+        if first.ready {
             s.number_ready += 1;
-            if ctx.available(first) {
+            if first.available {
                 s.number_available += 1;
             }
         }
-        if ctx.is_current(first) {
+        if first.current {
             s.updated_number_scheduled += 1;
         }
     }
