@@ -15,6 +15,7 @@
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
 //! - [`daemonset`]: Advanced DaemonSet pods, revisions and status;
 //! - [`statefulset`]: Advanced StatefulSet pods, claims, revisions and status;
+//! - [`uniteddeployment`]: UnitedDeployment subset workloads, revisions and status;
 //! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
 //!
 //! Each controller is a pure planner (crate `kruise-reconcile`, or a `plan` function beside the loop for
@@ -46,6 +47,7 @@ pub mod resource_distribution;
 pub mod sidecarset;
 pub mod sightings;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workload_actions;
 pub mod workload_spread;
 pub mod workloads;
@@ -172,6 +174,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     }
     set.spawn(sidecarset::run(context.clone()));
     set.spawn(statefulset::run(context.clone()));
+    set.spawn(uniteddeployment::run(context.clone()));
     set.spawn(workload_spread::run(context.clone()));
     set
 }

@@ -36,6 +36,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
             apps_a::ResourceDistribution::crd(),
             apps_b::ResourceDistribution::crd(),
         ),
+        merged(apps_a::UnitedDeployment::crd(), apps_b::UnitedDeployment::crd()),
         merged(
             policy_a::PodUnavailableBudget::crd(),
             policy_b::PodUnavailableBudget::crd(),

@@ -26,7 +26,8 @@ pub use conversion::{
     daemonset_to_v1beta1, decode, imagelistpulljob_to_v1beta1, imagepulljob_to_v1beta1, nodeimage_to_v1beta1,
     podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1, resourcedistribution_to_v1alpha1,
     resourcedistribution_to_v1beta1, sidecarset_to_v1alpha1, sidecarset_to_v1beta1, statefulset_to_v1alpha1,
-    statefulset_to_v1beta1, workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
+    statefulset_to_v1beta1, uniteddeployment_to_v1alpha1, uniteddeployment_to_v1beta1,
+    workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
 };
 pub use crd::{crds, crds_yaml};
 pub use pod::PodRecord;

@@ -75,6 +75,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
             "statefulsets.apps.kruise.io",
+            "uniteddeployments.apps.kruise.io",
             "workloadspreads.apps.kruise.io"
         ]
     );
@@ -139,6 +140,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     for plural in ["nodeimages", "imagepulljobs", "imagelistpulljobs"] {
         assert!(short(plural).is_empty(), "{plural}");
     }
+    assert_eq!(short("uniteddeployments"), ["ud"]);
     let columns = |p: &str| -> Vec<String> {
         by_plural(&all, p).spec.versions[1]
             .additional_printer_columns
@@ -206,6 +208,16 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "IMAGES=.spec.template.spec.containers[*].image",
         ]
     );
+    assert_eq!(
+        columns("uniteddeployments"),
+        [
+            "DESIRED=.spec.replicas",
+            "CURRENT=.status.replicas",
+            "UPDATED=.status.updatedReplicas",
+            "READY=.status.readyReplicas",
+            "AGE=.metadata.creationTimestamp",
+        ]
+    );
     for v in &by_plural(&all, "daemonsets").spec.versions {
         let sub = v.subresources.as_ref().expect("subresources");
         assert!(
@@ -218,6 +230,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         .versions
         .iter()
         .chain(&by_plural(&all, "statefulsets").spec.versions)
+        .chain(&by_plural(&all, "uniteddeployments").spec.versions)
     {
         let scale = v
             .subresources

@@ -26,6 +26,8 @@ fn decodes(value: &Value) -> Result<(), String> {
         ("ResourceDistribution", false) => {
             decode::<apps_v1alpha1::ResourceDistribution>(kind, value).map(drop)
         }
+        ("UnitedDeployment", true) => decode::<apps_v1beta1::UnitedDeployment>(kind, value).map(drop),
+        ("UnitedDeployment", false) => decode::<apps_v1alpha1::UnitedDeployment>(kind, value).map(drop),
         ("PodUnavailableBudget", true) => {
             decode::<policy_v1beta1::PodUnavailableBudget>(kind, value).map(drop)
         }
@@ -54,6 +56,7 @@ const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "SidecarSet"),
     ("apps.kruise.io", "WorkloadSpread"),
     ("apps.kruise.io", "ResourceDistribution"),
+    ("apps.kruise.io", "UnitedDeployment"),
     ("policy.kruise.io", "PodUnavailableBudget"),
 ];
 
@@ -170,6 +173,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/cluster/sidecarset.yaml"),
         include_str!("../../examples/cluster/workloadspread.yaml"),
         include_str!("../../examples/cluster/resourcedistribution.yaml"),
+        include_str!("../../examples/cluster/uniteddeployment.yaml"),
         include_str!("../../examples/playground/cloneset.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
         include_str!("../../examples/playground/broadcastjob.yaml"),
@@ -186,7 +190,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
             .any(|(_, kind)| doc["kind"] == *kind)
     })
     .collect();
-    assert!(docs.len() >= 9, "{docs:?}");
+    assert!(docs.len() >= 10, "{docs:?}");
     let mut failures = Vec::new();
     for doc in &docs {
         assert_eq!(decodes(doc), Ok(()), "{doc}");

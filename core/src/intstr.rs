@@ -7,6 +7,9 @@
 //! | [`value_from`] | apimachinery `intstr.GetValueFromIntOrPercent` (deprecated) | always a percentage, every `%` removed | integer |
 //! | [`kruise_scaled`] | OpenKruise `pkg/util/tools.go` `GetScaledValueFromIntOrPercent` | `N%` only | float (`12.5%`) |
 //!
+//! UnitedDeployment's subset replicas have a fourth reading, [`subset_replicas`] (OpenKruise's
+//! `ParseSubsetReplicas`): `N%` with an integer `N` in 0–100, rounded half up, and no negative int.
+//!
 //! An int is taken as is; a percentage is `ceil` or `floor` of `N * total / 100` ([`Round`]). Error
 //! texts are the Go functions' own. [`int_value`] is `IntOrString.IntValue()`.
 
@@ -182,6 +185,46 @@ pub fn int_value<'a>(value: impl Into<IntOrPercent<'a>>) -> i64 {
 /// A string ending in `%` (how OpenKruise tells a percentage `maxReplicas` from an integer one).
 pub fn is_percent(value: &IntOrString) -> bool {
     IntOrPercent::from(value).is_percent()
+}
+
+/// Why a UnitedDeployment subset's `replicas` / `minReplicas` / `maxReplicas` cannot be read (the
+/// texts of OpenKruise's `ParseSubsetReplicas`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SubsetReplicasError {
+    #[error("subset replicas ({0}) should not be less than 0")]
+    Negative(i64),
+    #[error("subsetReplicas ({0}) should not be string when unitedDeployment replicas is empty")]
+    NoTotal(String),
+    #[error("subset replicas ({0}) only support integer value or percentage value with a suffix '%'")]
+    NotPercent(String),
+    #[error("subset replicas ({0}) should be correct percentage integer: {1}")]
+    Percent(String, String),
+    #[error("subset replicas ({0}) should be in range [0, 100]")]
+    Range(String),
+}
+
+/// OpenKruise's `ParseSubsetReplicas`: an int (not negative) as is; `N%` (integer `N`, 0–100) of
+/// `total` rounded half up. A percentage needs a total (`spec.replicas` set).
+pub fn subset_replicas<'a>(
+    value: impl Into<IntOrPercent<'a>>,
+    total: Option<i64>,
+) -> Result<i64, SubsetReplicasError> {
+    let s = match value.into() {
+        IntOrPercent::Int(i) if i < 0 => return Err(SubsetReplicasError::Negative(i)),
+        IntOrPercent::Int(i) => return Ok(i),
+        IntOrPercent::Str(s) => s,
+    };
+    let Some(total) = total.filter(|t| *t >= 0) else {
+        return Err(SubsetReplicasError::NoTotal(s.to_string()));
+    };
+    let digits = s
+        .strip_suffix('%')
+        .ok_or_else(|| SubsetReplicasError::NotPercent(s.to_string()))?;
+    let percent = go::atoi(digits).map_err(|(_, e)| SubsetReplicasError::Percent(s.to_string(), e))?;
+    if !(0..=100).contains(&percent) {
+        return Err(SubsetReplicasError::Range(s.to_string()));
+    }
+    Ok((total as f64 * percent as f64 / 100.0 + 0.5).floor() as i64)
 }
 
 #[cfg(test)]

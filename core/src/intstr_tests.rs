@@ -161,3 +161,37 @@ fn json_values_read_as_go_decodes_them() {
     assert_eq!(IntOrPercentError::Nil.to_string(), "nil value for IntOrString");
     assert!(is_percent(&s("5%")) && !is_percent(&s("5")) && !is_percent(&IntOrString::Int(5)));
 }
+
+#[test]
+fn subset_replicas_rounds_half_up_and_checks_the_range() {
+    let pct = |s: &'static str| IntOrPercent::Str(s);
+    assert_eq!(subset_replicas(pct("50%"), Some(10)), Ok(5));
+    assert_eq!(subset_replicas(pct("25%"), Some(3)), Ok(1)); // 0.75
+    assert_eq!(subset_replicas(pct("25%"), Some(2)), Ok(1)); // 0.5 rounds up
+    assert_eq!(subset_replicas(pct("25%"), Some(1)), Ok(0)); // 0.25
+    assert_eq!(subset_replicas(IntOrPercent::Int(4), None), Ok(4));
+    assert_eq!(
+        subset_replicas(IntOrPercent::Int(-1), Some(3)),
+        Err(SubsetReplicasError::Negative(-1))
+    );
+    assert_eq!(
+        subset_replicas(pct("10%"), None),
+        Err(SubsetReplicasError::NoTotal("10%".into()))
+    );
+    assert_eq!(
+        subset_replicas(pct("101%"), Some(3)),
+        Err(SubsetReplicasError::Range("101%".into()))
+    );
+    assert_eq!(
+        subset_replicas(pct("3"), Some(3)),
+        Err(SubsetReplicasError::NotPercent("3".into()))
+    );
+    assert!(matches!(
+        subset_replicas(pct("1.5%"), Some(3)),
+        Err(SubsetReplicasError::Percent(..))
+    ));
+    assert_eq!(
+        SubsetReplicasError::Range("101%".into()).to_string(),
+        "subset replicas (101%) should be in range [0, 100]"
+    );
+}

@@ -20,7 +20,8 @@ use kruise_api::{
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob},
     apps_v1beta1::{
         CloneSet, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob, NodeImage,
-        ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet, WorkloadSpread,
+        ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet, UnitedDeployment,
+        WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -253,5 +254,11 @@ registry! {
     image_list_pull_jobs: ImageListPullJob {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::imagelistpulljob_to_v1beta1),
+    },
+    /// UnitedDeployments, read as v1beta1; their subset workloads are the StatefulSets, Advanced
+    /// StatefulSets, CloneSets and Deployments above (`docs/uniteddeployment.md`).
+    united_deployments: UnitedDeployment {
+        namespaced: true, status: true, optional: false,
+        convert: Some(kruise_api::uniteddeployment_to_v1beta1),
     },
 }

@@ -42,6 +42,7 @@ pub mod selector;
 pub mod settings;
 pub mod shape;
 pub mod sidecarset;
+pub mod strategic_merge;
 pub mod view;
 pub mod workload_spread;
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 pub use label::{InvalidOperator, Requirement, Selection, Selector, selects, selects_non_empty};
-pub use syntax::{is_label_value, is_qualified_name};
+pub use syntax::{is_dns_subdomain, is_label_value, is_qualified_name};
 
 /// A set of labels to match against.
 pub trait LabelSource {

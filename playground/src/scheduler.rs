@@ -185,7 +185,10 @@ pub async fn schedule(api: &Api) {
         let best = (0..nodes.len())
             .filter(|&i| fits(pod, &nodes[i]))
             .min_by_key(|&i| (load[i], i));
-        let Some(i) = best else { continue };
+        let Some(i) = best else {
+            mark_unschedulable(api, &def, pod, nodes.len());
+            continue;
+        };
         let mut next = Value::clone(pod);
         next["spec"]["nodeName"] = json!(meta::name(&nodes[i]));
         let (ns, name) = (meta::namespace(pod), meta::name(pod));
@@ -200,6 +203,41 @@ pub async fn schedule(api: &Api) {
                 api.after_write(&def, &stored);
             }
         }
+    }
+}
+
+/// A pod no node takes gets `PodScheduled=False`, reason `Unschedulable`, as kube-scheduler reports it
+/// (once: an unchanged condition is not written again).
+fn mark_unschedulable(api: &Api, def: &crate::resources::ResourceDef, pod: &Value, nodes: usize) {
+    let conditions = pod["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let scheduled = |c: &&Value| c["type"] == "PodScheduled";
+    if conditions
+        .iter()
+        .find(scheduled)
+        .is_some_and(|c| c["reason"] == "Unschedulable")
+    {
+        return;
+    }
+    let mut next = Value::clone(pod);
+    let mut kept: Vec<Value> = conditions
+        .into_iter()
+        .filter(|c| c["type"] != "PodScheduled")
+        .collect();
+    kept.push(json!({"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+        "message": format!("0/{nodes} nodes are available: {nodes} node(s) didn't match the pod's requirements."),
+        "lastProbeTime": null, "lastTransitionTime": crate::meta::now()}));
+    next["status"]["conditions"] = Value::Array(kept);
+    let (ns, name) = (meta::namespace(pod), meta::name(pod));
+    if api
+        .store
+        .update(&crate::api::key(def), meta::resource_version(pod), next)
+        .is_ok()
+        && let Some(stored) = api.store.get(&crate::api::key(def), ns, name)
+    {
+        api.after_write(def, &stored);
     }
 }
 

@@ -48,6 +48,7 @@ pub mod rfc3339;
 pub mod scatter;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workload_spread;
 
 pub use action::Action;

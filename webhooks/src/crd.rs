@@ -20,6 +20,8 @@
 //! | `/validate-apps-kruise-io-resourcedistribution` | ResourceDistribution | gate, resource and targets |
 //! | `/mutate-apps-kruise-io-imagepulljob`, `/mutate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | defaults |
 //! | `/validate-apps-kruise-io-imagepulljob`, `/validate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | gate, image(s), selectors, parallelism, completion policy |
+//! | `/mutate-apps-kruise-io-uniteddeployment` | UnitedDeployment | defaults (StatefulSet template: pod-template defaults) |
+//! | `/validate-apps-kruise-io-uniteddeployment` | UnitedDeployment | deletion protection, then validation and immutable fields |
 //!
 //! OpenKruise has no defaulting webhook for PodUnavailableBudget or WorkloadSpread (their CRD schemas
 //! carry the defaults), so kruise-rs has none either.
@@ -55,6 +57,7 @@ pub mod podunavailablebudget;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 use serde_json::Value;

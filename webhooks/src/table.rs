@@ -112,6 +112,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    MutateUnitedDeployment {
+        path: "/mutate-apps-kruise-io-uniteddeployment",
+        handler: |request, view, settings| crate::crd::uniteddeployment::mutate(request, settings),
+        registrations: [{
+            name: "muniteddeployment.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "uniteddeployments", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     MutateAdvancedDaemonSet {
         path: "/mutate-apps-kruise-io-daemonset",
         handler: |request, view, settings| crate::crd::daemonset::mutate(request),
@@ -373,13 +384,14 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// UnitedDeployment validation and deletion protection: sees every UnitedDeployment.
     ValidateUnitedDeployment {
         path: "/validate-apps-kruise-io-uniteddeployment",
-        handler: |request, view, settings| crate::deletion_protection::validate(request, view, settings),
+        handler: |request, view, settings| crate::crd::uniteddeployment::validate(request, view, settings),
         registrations: [{
             name: "vuniteddeployment.kb.io",
             rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "uniteddeployments", CUD)],
-            scope: DeleteProtected,
+            scope: AllObjects,
             side_effects: None,
             failure_policy: Fail,
         }],

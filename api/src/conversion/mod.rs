@@ -1,4 +1,4 @@
-//! Conversion between `v1alpha1` and `v1beta1` for the six kinds, following OpenKruise's
+//! Conversion between `v1alpha1` and `v1beta1` for the seven kinds, following OpenKruise's
 //! `*_conversion.go` mappings.
 //!
 //! The conversion works on the JSON object: fields both versions share are carried over
@@ -32,6 +32,8 @@
 //!   and the conditions' `failedNamespace` ↔ `failedNamespaces` are renamed.
 //! * NodeImage: v1beta1 pull-secret `mode` is dropped on the way to v1alpha1. ImagePullJob and
 //!   ImageListPullJob: identical in both versions.
+//! * UnitedDeployment: v1alpha1's `subsetReplicas` and `updateStatus` ↔ v1beta1's `updatedRevision`
+//!   and `subsetStatuses[].replicas/partition` (`uniteddeployment.rs`).
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -52,6 +54,7 @@ mod podunavailablebudget;
 mod resourcedistribution;
 mod sidecarset;
 mod statefulset;
+mod uniteddeployment;
 mod workloadspread;
 
 use serde::de::DeserializeOwned;
@@ -117,6 +120,7 @@ enum Kind {
     NodeImage,
     ImagePullJob,
     ImageListPullJob,
+    UnitedDeployment,
 }
 
 impl Kind {
@@ -131,6 +135,7 @@ impl Kind {
             (crate::apps::GROUP, "NodeImage") => Some(Self::NodeImage),
             (crate::apps::GROUP, "ImagePullJob") => Some(Self::ImagePullJob),
             (crate::apps::GROUP, "ImageListPullJob") => Some(Self::ImageListPullJob),
+            (crate::apps::GROUP, "UnitedDeployment") => Some(Self::UnitedDeployment),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -148,6 +153,7 @@ impl Kind {
             Self::NodeImage => "NodeImage",
             Self::ImagePullJob => "ImagePullJob",
             Self::ImageListPullJob => "ImageListPullJob",
+            Self::UnitedDeployment => "UnitedDeployment",
         }
     }
 
@@ -166,7 +172,7 @@ fn split_api_version(api_version: &str) -> (&str, &str) {
     }
 }
 
-/// Converts `object` (any served version of the six kinds) to `desired_api_version`.
+/// Converts `object` (any served version of the seven kinds) to `desired_api_version`.
 ///
 /// `desired_api_version` is `group/version` as in a ConversionReview (a bare version is read
 /// in the object's group). An object already at that version is returned unchanged.
@@ -208,6 +214,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::ResourceDistribution, false) => resourcedistribution::to_v1alpha1(&ctx, map)?,
         (Kind::NodeImage, false) => imagepull::node_image_to_v1alpha1(&ctx, map)?,
         (Kind::NodeImage | Kind::ImagePullJob | Kind::ImageListPullJob, _) => {}
+        (Kind::UnitedDeployment, true) => uniteddeployment::to_v1beta1(&ctx, map)?,
+        (Kind::UnitedDeployment, false) => uniteddeployment::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -328,6 +336,16 @@ pub fn resourcedistribution_to_v1alpha1(
     value: &Value,
 ) -> Result<apps_a::ResourceDistribution, ConversionError> {
     typed(value, Kind::ResourceDistribution, "v1alpha1")
+}
+
+/// Reads a UnitedDeployment of either version as v1beta1.
+pub fn uniteddeployment_to_v1beta1(value: &Value) -> Result<apps_b::UnitedDeployment, ConversionError> {
+    typed(value, Kind::UnitedDeployment, "v1beta1")
+}
+
+/// Reads a UnitedDeployment of either version as v1alpha1.
+pub fn uniteddeployment_to_v1alpha1(value: &Value) -> Result<apps_a::UnitedDeployment, ConversionError> {
+    typed(value, Kind::UnitedDeployment, "v1alpha1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.

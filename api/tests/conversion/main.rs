@@ -9,6 +9,7 @@ mod imagepull;
 mod pub_budget;
 mod resourcedistribution;
 mod sidecarset;
+mod uniteddeployment;
 mod workloadspread;
 
 fn yaml(s: &str) -> Value {
@@ -61,12 +62,12 @@ fn errors_for_unknown_kinds_and_versions() {
     let cs = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
     assert_eq!(
         convert_object(
-            &cs("apps.kruise.io/v1alpha1", "UnitedDeployment"),
+            &cs("apps.kruise.io/v1alpha1", "ImagePullJob"),
             "apps.kruise.io/v1beta1"
         ),
         Err(ConversionError::UnknownKind {
             group: "apps.kruise.io".into(),
-            kind: "UnitedDeployment".into()
+            kind: "ImagePullJob".into()
         })
     );
     assert_eq!(

@@ -12,7 +12,7 @@ fn is_name_token(s: &str) -> bool {
 }
 
 /// A DNS-1123 subdomain: dot-separated lowercase labels, at most 253 characters.
-fn is_dns_subdomain(s: &str) -> bool {
+pub fn is_dns_subdomain(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
         && s.split('.').all(|l| {

@@ -7,4 +7,5 @@ pub mod imagepull;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;

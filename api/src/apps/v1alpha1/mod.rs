@@ -8,6 +8,7 @@ pub mod imagepull;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 pub use advancedcronjob::*;
@@ -18,4 +19,5 @@ pub use imagepull::*;
 pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
+pub use uniteddeployment::*;
 pub use workloadspread::*;

@@ -6,6 +6,7 @@ pub mod imagepull;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod workloadspread;
 
 pub use cloneset::*;
@@ -14,4 +15,5 @@ pub use imagepull::*;
 pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
+pub use uniteddeployment::*;
 pub use workloadspread::*;

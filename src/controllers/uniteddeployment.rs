@@ -1,0 +1,347 @@
+//! The UnitedDeployment controller: the planner is [`kruise_reconcile::uniteddeployment`]; this gathers
+//! the UD's revisions, subset workloads and pods from the cluster cache, carries out the revision and
+//! subset writes, records events and writes the status.
+//!
+//! Triggers: the UD itself and the workloads it controls (apps/v1 StatefulSets and Deployments,
+//! Advanced StatefulSets, CloneSets); pods are not watched (their workload's status changes when they
+//! do). An update reads the workload fresh from the API server and re-applies the subset template to
+//! it, so fields kruise-rs does not model are kept.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, Deployment, StatefulSet};
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::PodRecord;
+use kruise_api::apps_v1beta1::{
+    CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CloneSet, StatefulSet as AdvancedStatefulSet,
+    SubsetKind, UnitedDeployment,
+};
+use kruise_reconcile::uniteddeployment::{
+    Desired, Input, Plan, RevisionWrite, SubsetWrite, apply_subset_template, failed, plan,
+};
+use kube::{
+    Api, Resource as _, ResourceExt as _,
+    api::{ApiResource, DeleteParams, DynamicObject, PostParams, PropagationPolicy},
+    runtime::events::{Event, EventType, Recorder, Reporter},
+    runtime::reflector::ObjectRef,
+};
+use serde_json::Value;
+
+use super::{
+    Context, ControllerView, Error,
+    control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
+    pods,
+};
+
+/// Safety net: every UD is passed at least this often.
+pub const RESYNC: Duration = Duration::from_secs(300);
+
+/// The event reporter.
+pub fn reporter() -> Reporter {
+    Reporter {
+        controller: "kruise-manager".into(),
+        instance: Some("uniteddeployment-controller".into()),
+    }
+}
+
+struct UnitedDeployments {
+    context: Context,
+    recorder: Recorder,
+}
+
+fn owner<K: kube::Resource>(object: &K, _: &Known<UnitedDeployment>) -> Vec<ObjectRef<UnitedDeployment>> {
+    pods::kruise_controller::<UnitedDeployment, _>(object)
+        .into_iter()
+        .collect()
+}
+
+fn api_resource(kind: SubsetKind) -> ApiResource {
+    match kind {
+        SubsetKind::StatefulSet => ApiResource::erase::<StatefulSet>(&()),
+        SubsetKind::Deployment => ApiResource::erase::<Deployment>(&()),
+        SubsetKind::AdvancedStatefulSet => ApiResource::erase::<AdvancedStatefulSet>(&()),
+        SubsetKind::CloneSet => ApiResource::erase::<CloneSet>(&()),
+    }
+}
+
+/// The UD's revisions, workloads (as JSON) and selected pods, from the cache.
+fn gather(
+    view: &dyn ControllerView,
+    ud: &UnitedDeployment,
+) -> (Vec<ControllerRevision>, Vec<Value>, Vec<Arc<PodRecord>>) {
+    let namespace = ud.namespace().unwrap_or_default();
+    let uid = ud.metadata.uid.clone().unwrap_or_default();
+    let ours = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        pods::controller_of(meta.owner_references.as_ref()).is_some_and(|o| o.uid == uid)
+    };
+    let revisions = view
+        .controller_revisions(&namespace)
+        .into_iter()
+        .filter(|r| ours(&r.metadata))
+        .map(|r| (*r).clone())
+        .collect();
+    let kinds = view.kinds();
+    let mut workloads = Vec::new();
+    fn push<K: kube::Resource + serde::Serialize>(
+        out: &mut Vec<Value>,
+        items: Vec<Arc<K>>,
+        ours: &dyn Fn(&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool,
+        api_version: &str,
+        kind: &str,
+    ) {
+        for item in items.into_iter().filter(|i| ours(i.meta())) {
+            if let Ok(mut v) = serde_json::to_value(&*item) {
+                v["apiVersion"] = api_version.into();
+                v["kind"] = kind.into();
+                out.push(v);
+            }
+        }
+    }
+    push(
+        &mut workloads,
+        kinds.stateful_sets.list(Some(&namespace)),
+        &ours,
+        "apps/v1",
+        "StatefulSet",
+    );
+    push(
+        &mut workloads,
+        kinds.deployments.list(Some(&namespace)),
+        &ours,
+        "apps/v1",
+        "Deployment",
+    );
+    push(
+        &mut workloads,
+        kinds.advanced_stateful_sets.list(Some(&namespace)),
+        &ours,
+        "apps.kruise.io/v1beta1",
+        "StatefulSet",
+    );
+    push(
+        &mut workloads,
+        kinds.clone_sets.list(Some(&namespace)),
+        &ours,
+        "apps.kruise.io/v1beta1",
+        "CloneSet",
+    );
+    let pod_list = match &ud.spec.selector {
+        Some(selector) if selector != &Default::default() => view
+            .pods(&namespace)
+            .into_iter()
+            .filter(|p| pods::selects(selector, p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+            .collect(),
+        _ => Vec::new(),
+    };
+    (revisions, workloads, pod_list)
+}
+
+impl UnitedDeployments {
+    async fn publish(&self, ud: &UnitedDeployment, warning: bool, reason: &str, note: String) {
+        let event = Event {
+            type_: if warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&event, &ud.object_ref(&())).await {
+            tracing::debug!(error = %e, reason, "could not record event");
+        }
+    }
+
+    /// The revision writes; an error stops the pass (nothing is built on a revision that is not there).
+    async fn write_revisions(&self, ud: &UnitedDeployment, plan: &Plan) -> Result<(), kube::Error> {
+        let api: Api<ControllerRevision> =
+            Api::namespaced(self.context.client.clone(), &ud.namespace().unwrap_or_default());
+        for write in &plan.revisions.writes {
+            let result = match write {
+                RevisionWrite::Create(r) => match api.create(&PostParams::default(), r).await {
+                    Err(kube::Error::Api(s)) if s.reason == "AlreadyExists" => Ok(()),
+                    other => other.map(drop),
+                },
+                RevisionWrite::Update(r) => api
+                    .replace(
+                        r.metadata.name.as_deref().unwrap_or_default(),
+                        &PostParams::default(),
+                        r,
+                    )
+                    .await
+                    .map(drop),
+                RevisionWrite::Delete(name) => match api.delete(name, &DeleteParams::default()).await {
+                    Err(kube::Error::Api(s)) if s.reason == "NotFound" => Ok(()),
+                    other => other.map(drop),
+                },
+            };
+            result?;
+        }
+        Ok(())
+    }
+
+    /// One subset write; the error message when it failed.
+    async fn write_subset(
+        &self,
+        ud: &UnitedDeployment,
+        plan: &Plan,
+        write: &SubsetWrite,
+    ) -> Result<(), String> {
+        let namespace = ud.namespace().unwrap_or_default();
+        let api = |kind| {
+            Api::<DynamicObject>::namespaced_with(
+                self.context.client.clone(),
+                &namespace,
+                &api_resource(kind),
+            )
+        };
+        match write {
+            SubsetWrite::Create { kind, body, .. } => {
+                let object: DynamicObject =
+                    serde_json::from_value(body.clone()).map_err(|e| e.to_string())?;
+                api(*kind)
+                    .create(&PostParams::default(), &object)
+                    .await
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            }
+            SubsetWrite::Delete { kind, name, .. } => {
+                let params = DeleteParams {
+                    propagation_policy: Some(PropagationPolicy::Background),
+                    ..DeleteParams::default()
+                };
+                match api(*kind).delete(name, &params).await {
+                    Ok(_) => Ok(()),
+                    Err(kube::Error::Api(s)) if s.reason == "NotFound" => Ok(()),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            SubsetWrite::Update {
+                subset, kind, name, ..
+            } => {
+                let api = api(*kind);
+                let status = plan.status.subset_statuses.iter().find(|s| &s.name == subset);
+                let desired = Desired {
+                    subset,
+                    revision: &plan.revisions.update,
+                    replicas: status.map_or(0, |s| s.replicas),
+                    partition: status.map_or(0, |s| s.partition),
+                };
+                let mut last = String::new();
+                for _ in 0..5 {
+                    let fresh = api.get(name).await.map_err(|e| e.to_string())?;
+                    let fresh = serde_json::to_value(&fresh).map_err(|e| e.to_string())?;
+                    let body = apply_subset_template(ud, desired, Some(&fresh)).map_err(|e| e.to_string())?;
+                    if body == fresh {
+                        return Ok(());
+                    }
+                    let object: DynamicObject = serde_json::from_value(body).map_err(|e| e.to_string())?;
+                    match api.replace(name, &PostParams::default(), &object).await {
+                        Ok(_) => return Ok(()),
+                        Err(kube::Error::Api(s)) if s.reason == "Conflict" => last = s.message,
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+                Err(last)
+            }
+        }
+    }
+}
+
+impl Reconciler for UnitedDeployments {
+    type Object = UnitedDeployment;
+    type Memory = ();
+    const DEBOUNCE: Duration = Duration::from_millis(100);
+    const RESYNC: Duration = RESYNC;
+
+    fn triggers(&self, triggers: Triggers<UnitedDeployment>) -> Triggers<UnitedDeployment> {
+        triggers
+            .watch(|w: &StatefulSet, k: &Known<UnitedDeployment>| owner(w, k))
+            .watch(|w: &Deployment, k: &Known<UnitedDeployment>| owner(w, k))
+            .watch(|w: &AdvancedStatefulSet, k: &Known<UnitedDeployment>| owner(w, k))
+            .watch(|w: &CloneSet, k: &Known<UnitedDeployment>| owner(w, k))
+    }
+
+    fn cached(view: &dyn ControllerView, namespace: &str, name: &str) -> Option<Arc<UnitedDeployment>> {
+        kruise_core::view::get(view, namespace, name)
+    }
+
+    async fn pass(
+        self: Arc<Self>,
+        ud: Arc<UnitedDeployment>,
+        pass: Pass<UnitedDeployment, ()>,
+    ) -> Result<Next, Error> {
+        if ud.metadata.deletion_timestamp.is_some() {
+            return Ok(Next::Idle);
+        }
+        let name = ud.name_any();
+        let (revisions, workloads, pod_list) = gather(&*pass.context.view, &ud);
+        let pod_refs: Vec<&PodRecord> = pod_list.iter().map(|p| &**p).collect();
+        let now = Timestamp::now();
+        let plan = plan(Input {
+            ud: &ud,
+            revisions: &revisions,
+            workloads: &workloads,
+            pods: &pod_refs,
+            now,
+        });
+        if let Err(e) = self.write_revisions(&ud, &plan).await {
+            self.publish(
+                &ud,
+                true,
+                "FailedRevisionProvision",
+                format!("Failed to provision revision: {e}"),
+            )
+            .await;
+            return Err(e.into());
+        }
+        for event in &plan.events {
+            self.publish(&ud, event.warning, event.reason, event.message.clone())
+                .await;
+        }
+        let mut status = plan.status.clone();
+        let mut errors = Vec::new();
+        for write in &plan.writes {
+            if let Err(e) = self.write_subset(&ud, &plan, write).await {
+                let condition = match write {
+                    SubsetWrite::Update { .. } => CONDITION_SUBSET_UPDATED,
+                    _ => CONDITION_SUBSET_PROVISIONED,
+                };
+                failed(&mut status, condition, &e, now);
+                self.publish(&ud, true, "FailedUpdateSubset", e.clone()).await;
+                errors.push(e);
+            }
+        }
+        if ud.status.as_ref() != Some(&status) {
+            pass.write_status(&ud, &status).await?;
+            tracing::info!(uniteddeployment = %name, replicas = status.replicas, ready = status.ready_replicas,
+                updated = status.updated_replicas, "UnitedDeployment status updated");
+        }
+        if let Err(e) = &plan.allocation {
+            return Err(Error::Partial {
+                what: "UnitedDeployment replicas not allocated",
+                message: e.to_string(),
+            });
+        }
+        if !errors.is_empty() || !plan.failures.is_empty() {
+            let mut all = errors;
+            all.extend(plan.failures.iter().map(|(s, e)| format!("{s}: {e}")));
+            return Err(Error::Partial {
+                what: "UnitedDeployment subset writes failed",
+                message: all.join("; "),
+            });
+        }
+        Ok(Next::after(plan.requeue_after))
+    }
+}
+
+/// Runs the UnitedDeployment controller until aborted.
+pub async fn run(context: Context) {
+    let state = UnitedDeployments {
+        recorder: Recorder::new(context.client.clone(), reporter()),
+        context: context.clone(),
+    };
+    control_loop::run(context, state).await;
+}
