@@ -62,12 +62,12 @@ fn errors_for_unknown_kinds_and_versions() {
     let cs = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
     assert_eq!(
         convert_object(
-            &cs("apps.kruise.io/v1alpha1", "ImagePullJob"),
+            &cs("apps.kruise.io/v1alpha1", "EphemeralJob"),
             "apps.kruise.io/v1beta1"
         ),
         Err(ConversionError::UnknownKind {
             group: "apps.kruise.io".into(),
-            kind: "ImagePullJob".into()
+            kind: "EphemeralJob".into()
         })
     );
     assert_eq!(
