@@ -38,7 +38,7 @@ pub fn terminating(pod: &PodRecord) -> bool {
 pub struct PodView<'a> {
     /// The pod.
     pub pod: &'a PodRecord,
-    /// At the current revision ([`Ctx::is_current`]).
+    /// At the current revision.
     pub current: bool,
     /// Ready.
     pub ready: bool,
@@ -176,15 +176,8 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The pod is at the current revision (its hash label, or the template generation label where the
-    /// DaemonSet still uses upstream's legacy annotation).
-    pub fn is_current(&self, pod: &PodRecord) -> bool {
-        self.is_current_with(
-            pod,
-            pods::label(pod, pods::CONTROLLER_REVISION_HASH).unwrap_or(""),
-        )
-    }
-
+    /// The pod (whose hash label is `revision`) is at the current revision: that hash, or the template
+    /// generation label where the DaemonSet still uses upstream's legacy annotation.
     fn is_current_with(&self, pod: &PodRecord, revision: &str) -> bool {
         revision == self.hash
             || self
