@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes a small runnable image as an OCI image layout, offline: Debian's busybox-static as /bin/busybox
 with a few applet links, /etc/passwd and /etc/group for root, and /image.txt holding MARKER (so images
-built with different markers have different digests). The default command sleeps until killed, so the
-same image serves as a pod sandbox ("pause") image.
+built with different markers have different digests). The default command sleeps until SIGTERM, so the
+same image serves as a pod sandbox ("pause") image and stops at once.
 
     busybox_image.py LAYOUT TAG MARKER [NAME]
 
@@ -20,6 +20,8 @@ import tarfile
 from pathlib import Path
 
 BUSYBOX = Path("/bin/busybox")
+# Sleeps until SIGTERM, then exits 0 (a plain `sleep` as PID 1 would ignore SIGTERM and wait for SIGKILL).
+COMMAND = "trap 'exit 0' TERM; sleep 2147483647 & wait"
 APPLETS = ["sh", "sleep", "echo", "cat", "env", "true", "false", "ls", "kill", "id", "touch", "rm", "mkdir"]
 
 
@@ -73,7 +75,7 @@ def main():
     config = {
         "architecture": "amd64",
         "os": "linux",
-        "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sleep", "2147483647"]},
+        "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sh", "-c", COMMAND]},
         "rootfs": {"type": "layers", "diff_ids": [digest(tar)]},
     }
     manifest = {

@@ -77,7 +77,6 @@ fn condition(kind: &str, ok: bool, old: &Value, now: &str) -> Value {
     json!({"type": kind, "status": status, "lastProbeTime": null, "lastTransitionTime": since})
 }
 
-
 /// Whether the pod's `restartPolicy` restarts a container that exited with `code`.
 pub fn restarts(pod: &Value, code: i64) -> bool {
     match pod["spec"]["restartPolicy"].as_str() {
@@ -86,7 +85,6 @@ pub fn restarts(pod: &Value, code: i64) -> bool {
         _ => true,
     }
 }
-
 
 /// The pod phase of the kubelet's `getPhase`: Running while a container runs or is being
 /// restarted; Succeeded/Failed once every container ended for good (Failed if any exited
@@ -113,7 +111,6 @@ fn phase(pod: &Value, containers: &[Value]) -> &'static str {
         .any(|c| exit(c).is_some() || c["lastState"]["terminated"].is_object());
     if restarting { "Running" } else { "Pending" }
 }
-
 
 /// A status without the fields that change on every report.
 pub fn strip_times(status: &Value) -> Value {

@@ -4,8 +4,8 @@
 use base64::Engine as _;
 use kruise_cri::kubelet;
 use kruise_cri::v1::{
-    ContainerConfig, ContainerMetadata, ImageSpec, KeyValue, LinuxPodSandboxConfig, LinuxSandboxSecurityContext,
-    NamespaceMode, NamespaceOption, PodSandboxConfig, PodSandboxMetadata,
+    ContainerConfig, ContainerMetadata, ImageSpec, KeyValue, LinuxPodSandboxConfig,
+    LinuxSandboxSecurityContext, NamespaceMode, NamespaceOption, PodSandboxConfig, PodSandboxMetadata,
 };
 use serde_json::Value;
 
@@ -94,8 +94,14 @@ pub fn container(
     labels.insert(kubelet::CONTAINER_NAME.into(), name.into());
     labels.insert(INSTANCE.into(), instance.into());
     let mut annotations = std::collections::HashMap::from([
-        (kubelet::CONTAINER_HASH.to_owned(), kubelet::container_hash_hex(name, image)),
-        (kubelet::CONTAINER_RESTART_COUNT.to_owned(), restart_count.to_string()),
+        (
+            kubelet::CONTAINER_HASH.to_owned(),
+            kubelet::container_hash_hex(name, image),
+        ),
+        (
+            kubelet::CONTAINER_RESTART_COUNT.to_owned(),
+            restart_count.to_string(),
+        ),
         (
             kubelet::POD_TERMINATION_GRACE_PERIOD.to_owned(),
             termination_grace(pod).to_string(),
@@ -249,14 +255,23 @@ mod tests {
     fn the_sandbox_is_host_network_and_labelled_as_kubelet_labels_it() {
         let s = sandbox(&pod(), 2, "pg-1");
         let m = s.metadata.as_ref().unwrap();
-        assert_eq!((m.name.as_str(), m.namespace.as_str(), m.uid.as_str(), m.attempt), ("web-0", "shop", "u-1", 2));
+        assert_eq!(
+            (m.name.as_str(), m.namespace.as_str(), m.uid.as_str(), m.attempt),
+            ("web-0", "shop", "u-1", 2)
+        );
         assert_eq!(s.labels[kubelet::POD_UID], "u-1");
         assert_eq!(s.labels[kubelet::POD_NAME], "web-0");
         assert_eq!(s.labels["app"], "web");
         assert_eq!(s.labels[INSTANCE], "pg-1");
         assert_eq!(s.annotations["note"], "x=y");
         assert!(s.hostname.is_empty());
-        let ns = s.linux.unwrap().security_context.unwrap().namespace_options.unwrap();
+        let ns = s
+            .linux
+            .unwrap()
+            .security_context
+            .unwrap()
+            .namespace_options
+            .unwrap();
         assert_eq!(ns.network(), NamespaceMode::Node);
     }
 
@@ -274,14 +289,26 @@ mod tests {
         );
         assert_eq!(c.annotations[kubelet::CONTAINER_RESTART_COUNT], "3");
         assert_eq!(c.annotations[kubelet::POD_TERMINATION_GRACE_PERIOD], "5");
-        assert_eq!(c.annotations[kubelet::CONTAINER_PORTS], r#"[{"containerPort":80}]"#);
-        assert_eq!((c.command.clone(), c.args.clone()), (vec!["/bin/sh".to_owned()], vec!["-c".to_owned(), "sleep 9".to_owned()]));
+        assert_eq!(
+            c.annotations[kubelet::CONTAINER_PORTS],
+            r#"[{"containerPort":80}]"#
+        );
+        assert_eq!(
+            (c.command.clone(), c.args.clone()),
+            (
+                vec!["/bin/sh".to_owned()],
+                vec!["-c".to_owned(), "sleep 9".to_owned()]
+            )
+        );
         let env: Vec<(&str, &str)> = c
             .envs
             .iter()
             .map(|e| (e.key.as_str(), std::str::from_utf8(&e.value).unwrap()))
             .collect();
-        assert_eq!(env, [("A", "1"), ("NOTE", "x=y"), ("APP", "web"), ("IP", "127.0.0.1")]);
+        assert_eq!(
+            env,
+            [("A", "1"), ("NOTE", "x=y"), ("APP", "web"), ("IP", "127.0.0.1")]
+        );
     }
 
     #[tokio::test]

@@ -275,7 +275,10 @@ async fn remove_leftovers(runtime: &Runtime) {
         })
         .collect();
     if !stale.is_empty() {
-        tracing::info!(count = stale.len(), "removing sandboxes left by an earlier playground");
+        tracing::info!(
+            count = stale.len(),
+            "removing sandboxes left by an earlier playground"
+        );
         remove_sandboxes(runtime, &stale).await;
     }
 }

@@ -89,14 +89,26 @@ pub(super) async fn sync(k: &CriKubelet, api: &Api, pod: &Value, found: Found) -
         let mut runs: Vec<&Container> = found
             .containers
             .iter()
-            .filter(|c| c.pod_sandbox_id == sandbox_id && c.labels.get(kubelet::CONTAINER_NAME).map(String::as_str) == Some(name))
+            .filter(|c| {
+                c.pod_sandbox_id == sandbox_id
+                    && c.labels.get(kubelet::CONTAINER_NAME).map(String::as_str) == Some(name)
+            })
             .collect();
         runs.sort_by_key(|c| std::cmp::Reverse(c.created_at));
         // kubelet keeps the newest run and the one before it.
         for old in runs.iter().skip(2) {
             let _ = k.runtime.remove_container(&old.id).await;
         }
-        let outcome = container(k, api, pod, spec, runs.first().copied(), &sandbox_id, &sandbox_config).await;
+        let outcome = container(
+            k,
+            api,
+            pod,
+            spec,
+            runs.first().copied(),
+            &sandbox_id,
+            &sandbox_config,
+        )
+        .await;
         let key = (uid.to_owned(), name.to_owned());
         match outcome {
             Outcome::Done => {
@@ -139,7 +151,8 @@ async fn container(
         return start(k, api, pod, spec, 0, sandbox_id, sandbox_config, failed).await;
     };
     let count = status::restart_count(&newest.annotations);
-    let current = newest.annotations.get(kubelet::CONTAINER_HASH) == Some(&kubelet::container_hash_hex(name, image));
+    let current =
+        newest.annotations.get(kubelet::CONTAINER_HASH) == Some(&kubelet::container_hash_hex(name, image));
     match newest.state() {
         ContainerState::ContainerRunning if current => Outcome::Done,
         ContainerState::ContainerRunning => {
@@ -165,9 +178,16 @@ async fn container(
                 // A restart that failed (a pull, say) retries on its own back-off.
                 return start(k, api, pod, spec, count + 1, sandbox_id, sandbox_config, failed).await;
             }
-            let delay = if current { back_off(k.options.back_off, count) } else { Duration::ZERO };
-            let finished = std::time::UNIX_EPOCH + Duration::from_nanos(exited.finished_at.max(0).unsigned_abs());
-            let waited = std::time::SystemTime::now().duration_since(finished).unwrap_or_default();
+            let delay = if current {
+                back_off(k.options.back_off, count)
+            } else {
+                Duration::ZERO
+            };
+            let finished =
+                std::time::UNIX_EPOCH + Duration::from_nanos(exited.finished_at.max(0).unsigned_abs());
+            let waited = std::time::SystemTime::now()
+                .duration_since(finished)
+                .unwrap_or_default();
             if waited < delay {
                 let waiting = Waiting {
                     reason: "CrashLoopBackOff",
@@ -213,10 +233,16 @@ async fn start(
     let fails = failed.as_ref().map_or(0, |f| f.count);
     let retry = now + back_off(k.options.back_off, fails);
     let fail = |reason: &'static str, message: String| {
-        let key = (meta::uid_of(pod).to_owned(), spec["name"].as_str().unwrap_or_default().to_owned());
+        let key = (
+            meta::uid_of(pod).to_owned(),
+            spec["name"].as_str().unwrap_or_default().to_owned(),
+        );
         let mut state = lock(&k.state);
         let entry = state.failures.entry(key).or_insert(Failure {
-            waiting: Waiting { reason, message: message.clone() },
+            waiting: Waiting {
+                reason,
+                message: message.clone(),
+            },
             retry,
             count: fails,
         });
@@ -266,9 +292,10 @@ async fn pull(
         let last = image.rsplit('/').next().unwrap_or(image);
         !image.contains('@') && last.rsplit_once(':').is_none_or(|(_, t)| t == "latest")
     };
-    let policy = spec["imagePullPolicy"]
-        .as_str()
-        .unwrap_or(if tag_latest { "Always" } else { "IfNotPresent" });
+    let policy =
+        spec["imagePullPolicy"]
+            .as_str()
+            .unwrap_or(if tag_latest { "Always" } else { "IfNotPresent" });
     let present = matches!(k.runtime.image_id(image).await, Ok(Some(_)));
     match policy {
         "Never" if present => Ok(()),
@@ -284,9 +311,13 @@ async fn pull(
                 .await;
             result.map(drop).map_err(|e| {
                 // The first failure is ErrImagePull; the ones after it, while retrying, ImagePullBackOff.
-                let again = failed.is_some_and(|f| matches!(f.waiting.reason, "ErrImagePull" | "ImagePullBackOff"));
+                let again =
+                    failed.is_some_and(|f| matches!(f.waiting.reason, "ErrImagePull" | "ImagePullBackOff"));
                 if again {
-                    ("ImagePullBackOff", format!("Back-off pulling image \"{image}\": {e}"))
+                    (
+                        "ImagePullBackOff",
+                        format!("Back-off pulling image \"{image}\": {e}"),
+                    )
                 } else {
                     ("ErrImagePull", e.to_string())
                 }
@@ -353,7 +384,14 @@ async fn report(k: &CriKubelet, api: &Api, pod: &Value, containers: &[Value], al
     let mut next = pod.clone();
     next["status"] = status;
     if let Err(e) = api
-        .update(&def, meta::namespace(pod), meta::name(pod), next, UpdateMode::Status, false)
+        .update(
+            &def,
+            meta::namespace(pod),
+            meta::name(pod),
+            next,
+            UpdateMode::Status,
+            false,
+        )
         .await
     {
         tracing::debug!(error = %e, "kubelet status update failed");
@@ -363,7 +401,10 @@ async fn report(k: &CriKubelet, api: &Api, pod: &Value, containers: &[Value], al
 /// A deleted pod: every running container stopped within what is left of the grace period (SIGTERM,
 /// then SIGKILL), the sandbox removed, then the pod object removed (the kubelet's final delete).
 async fn terminate(k: &CriKubelet, api: &Api, pod: &Value, found: &Found) {
-    let grace = pod["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0).max(0);
+    let grace = pod["metadata"]["deletionGracePeriodSeconds"]
+        .as_i64()
+        .unwrap_or(0)
+        .max(0);
     let deadline = pod["metadata"]["deletionTimestamp"]
         .as_str()
         .and_then(meta::parse_time);
@@ -378,7 +419,10 @@ async fn terminate(k: &CriKubelet, api: &Api, pod: &Value, found: &Found) {
             precondition_uid: Some(meta::uid_of(pod).to_owned()),
             ..DeleteOptions::default()
         };
-        if let Err(e) = api.delete(&def, meta::namespace(pod), meta::name(pod), &opts).await {
+        if let Err(e) = api
+            .delete(&def, meta::namespace(pod), meta::name(pod), &opts)
+            .await
+        {
             tracing::debug!(error = %e, "kubelet final delete failed");
         }
     }

@@ -77,7 +77,8 @@ pub fn container(
         status["containerID"] = json!(container_id(runtime, &n.id));
         status["imageID"] = json!(n.image_ref);
         // What runs is the spec's image unless the spec changed since (then: the runtime's name for it).
-        let current = n.annotations.get(kubelet::CONTAINER_HASH) == Some(&kubelet::container_hash_hex(name, image));
+        let current =
+            n.annotations.get(kubelet::CONTAINER_HASH) == Some(&kubelet::container_hash_hex(name, image));
         if !current && let Some(i) = n.image.as_ref().filter(|i| !i.image.is_empty()) {
             status["image"] = json!(i.image);
         }
@@ -119,13 +120,23 @@ mod tests {
             id: id.into(),
             state: state.into(),
             started_at: 1_700_000_000_000_000_000,
-            finished_at: if state == ContainerState::ContainerExited { 1_700_000_005_000_000_000 } else { 0 },
+            finished_at: if state == ContainerState::ContainerExited {
+                1_700_000_005_000_000_000
+            } else {
+                0
+            },
             exit_code: exit,
-            image: Some(ImageSpec { image: image.into(), ..ImageSpec::default() }),
+            image: Some(ImageSpec {
+                image: image.into(),
+                ..ImageSpec::default()
+            }),
             image_ref: "sha256:abc".into(),
             annotations: [
                 (kubelet::CONTAINER_RESTART_COUNT.to_owned(), restarts.to_string()),
-                (kubelet::CONTAINER_HASH.to_owned(), kubelet::container_hash_hex("main", image)),
+                (
+                    kubelet::CONTAINER_HASH.to_owned(),
+                    kubelet::container_hash_hex("main", image),
+                ),
             ]
             .into_iter()
             .collect(),
@@ -142,7 +153,10 @@ mod tests {
         assert_eq!(s["containerID"], "containerd://b");
         assert_eq!(s["imageID"], "sha256:abc");
         assert_eq!(s["restartCount"], 1);
-        assert_eq!((s["ready"].clone(), s["started"].clone()), (json!(true), json!(true)));
+        assert_eq!(
+            (s["ready"].clone(), s["started"].clone()),
+            (json!(true), json!(true))
+        );
         assert_eq!(s["state"]["running"]["startedAt"], "2023-11-14T22:13:20Z");
         assert_eq!(s["lastState"]["terminated"]["exitCode"], 1);
         assert_eq!(s["lastState"]["terminated"]["reason"], "Error");
@@ -153,7 +167,10 @@ mod tests {
     fn an_exited_container_waiting_to_restart_shows_its_run_as_last_state() {
         let spec = json!({"name": "main", "image": "img:1"});
         let ended = run("a", ContainerState::ContainerExited, 2, 0, "img:1");
-        let back_off = Waiting { reason: "CrashLoopBackOff", message: "back-off".into() };
+        let back_off = Waiting {
+            reason: "CrashLoopBackOff",
+            message: "back-off".into(),
+        };
         let s = container("containerd", &spec, Some(&ended), None, Some(&back_off));
         assert_eq!(s["state"]["waiting"]["reason"], "CrashLoopBackOff");
         assert_eq!(s["lastState"]["terminated"]["reason"], "Completed");
@@ -167,10 +184,19 @@ mod tests {
     #[test]
     fn a_container_that_could_not_start_is_waiting_with_the_reason() {
         let spec = json!({"name": "main", "image": "img:9"});
-        let pull = Waiting { reason: "ErrImagePull", message: "not found".into() };
+        let pull = Waiting {
+            reason: "ErrImagePull",
+            message: "not found".into(),
+        };
         let s = container("containerd", &spec, None, None, Some(&pull));
-        assert_eq!(s["state"], json!({"waiting": {"reason": "ErrImagePull", "message": "not found"}}));
-        assert_eq!((s["image"].clone(), s["imageID"].clone()), (json!("img:9"), json!("")));
+        assert_eq!(
+            s["state"],
+            json!({"waiting": {"reason": "ErrImagePull", "message": "not found"}})
+        );
+        assert_eq!(
+            (s["image"].clone(), s["imageID"].clone()),
+            (json!("img:9"), json!(""))
+        );
         // The old run keeps running (and shows its own image) while the new image cannot be pulled.
         let old = run("a", ContainerState::ContainerRunning, 0, 0, "img:1");
         let s = container("containerd", &spec, Some(&old), None, Some(&pull));
