@@ -2,7 +2,7 @@
 //! leader is killed (SIGKILL) in the middle of a CloneSet rollout; the other replica takes the Lease
 //! and finishes the rollout, no pod is created twice and `maxUnavailable` holds in every state a pod
 //! watch sees. The webhook Service resolves to a test proxy that forwards each connection to the first
-//! replica that accepts it, as a Service forwards to the endpoints still alive.
+//! replica in turn (or the other when that one refuses), as a Service forwards to its endpoints.
 
 mod common;
 
@@ -86,10 +86,15 @@ impl Drop for Replica {
     }
 }
 
-/// Forwards each connection on `listener` to the first of `backends` that accepts one.
+/// Forwards each connection on `listener` to one of `backends`, taken in turn, or to the next that
+/// accepts it when that one does not.
 async fn proxy(listener: tokio::net::TcpListener, backends: Vec<SocketAddr>) {
+    let mut turn = 0;
     while let Ok((mut client, _)) = listener.accept().await {
-        let backends = backends.clone();
+        let mut backends = backends.clone();
+        let first = turn % backends.len();
+        backends.rotate_left(first);
+        turn += 1;
         tokio::spawn(async move {
             for backend in backends {
                 if let Ok(mut upstream) = tokio::net::TcpStream::connect(backend).await {
@@ -112,11 +117,13 @@ struct Seen {
     fewest_ready: usize,
 }
 
+/// A client of the playground that asks once (kube-rs retries 429s by default; kubectl does not).
 async fn client_of(kubeconfig: &Path) -> Client {
     let config = Kubeconfig::read_from(kubeconfig).unwrap();
-    let config = Config::from_custom_kubeconfig(config, &KubeConfigOptions::default())
+    let mut config = Config::from_custom_kubeconfig(config, &KubeConfigOptions::default())
         .await
         .unwrap();
+    config.default_retry = false;
     Client::try_from(config).unwrap()
 }
 
@@ -317,4 +324,124 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
         seen.fewest_ready >= REPLICAS - 1,
         "maxUnavailable 1 broken: {seen:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_killed_under_concurrent_evictions_never_lets_a_budget_be_overspent() {
+    common::init();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let service = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let served = serve(&[
+        "--external-webhook",
+        &service.to_string(),
+        "--kubelet-delay-ms",
+        "200",
+    ]);
+    let k = served.kubeconfig.clone();
+    let mut first = Replica::start(&k, "replica-a");
+    let second = Replica::start(&k, "replica-b");
+    wait("both replicas ready", 60, async || {
+        first.ready().await && second.ready().await
+    })
+    .await;
+    let proxying = tokio::spawn(proxy(
+        tokio::net::TcpListener::from_std(listener).unwrap(),
+        vec![first.webhook, second.webhook],
+    ));
+
+    const PODS: usize = 100;
+    ok(&k, &["create", "namespace", NS]);
+    ok(
+        &k,
+        &[
+            "create",
+            "deployment",
+            "web",
+            "-n",
+            NS,
+            "--image=app:v1",
+            &format!("--replicas={PODS}"),
+        ],
+    );
+    let budget = serde_json::json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 3}});
+    let (created, _, err) = kubectl(&k, &["apply", "-f", "-"], Some(&budget.to_string()));
+    assert!(created, "{err}");
+    let client = client_of(&k).await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
+    let all = || kube::api::ListParams::default().labels("app=web");
+    wait("100 ready pods", 90, async || {
+        let list = pods.list(&all()).await.unwrap().items;
+        list.len() == PODS && list.iter().all(ready)
+    })
+    .await;
+    wait("the budget to allow 3", 30, async || {
+        ok(
+            &k,
+            &[
+                "get",
+                "pub",
+                "web",
+                "-n",
+                NS,
+                "-o",
+                "jsonpath={.status.unavailableAllowed}",
+            ],
+        ) == "3"
+    })
+    .await;
+    // Replacements stay Pending (unready), so the budget cannot come back during the test.
+    for node in ok(&k, &["get", "nodes", "-o", "name"]).lines() {
+        ok(&k, &["cordon", node]);
+    }
+
+    let names: Vec<String> = pods
+        .list(&all())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    let answered = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let evictions: Vec<_> = names
+        .iter()
+        .map(|name| {
+            let (pods, name, answered) = (pods.clone(), name.clone(), answered.clone());
+            tokio::spawn(async move {
+                let result = pods.evict(&name, &kube::api::EvictParams::default()).await;
+                answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                result.is_ok()
+            })
+        })
+        .collect();
+    wait("the first answers", 30, async || {
+        answered.load(std::sync::atomic::Ordering::SeqCst) >= 5
+    })
+    .await;
+    first.kill();
+    let mut allowed = 0;
+    for eviction in evictions {
+        allowed += usize::from(eviction.await.unwrap());
+    }
+    proxying.abort();
+
+    // An eviction refused (or whose webhook call failed with the killed replica) deletes nothing.
+    let evicted = |list: &[Pod]| {
+        names
+            .iter()
+            .filter(|name| {
+                !list.iter().any(|p| {
+                    p.metadata.name.as_ref() == Some(*name) && p.metadata.deletion_timestamp.is_none()
+                })
+            })
+            .count()
+    };
+    let list = pods.list(&all()).await.unwrap().items;
+    eprintln!("{allowed} of {PODS} evictions allowed");
+    assert!(allowed <= 3, "{allowed} evictions allowed with a budget of 3");
+    assert!(allowed >= 1, "no eviction allowed");
+    assert_eq!(evicted(&list), allowed, "pods gone or terminating");
 }
