@@ -210,3 +210,40 @@ async fn a_storm_of_conflicts_mid_rollout_delays_it_and_breaks_nothing() {
         .collect();
     assert_eq!(after, uids, "updated in place: the same 5 pods");
 }
+
+#[tokio::test]
+async fn watches_expired_mid_rollout_are_listed_again_and_nothing_is_missed() {
+    let env = start(5, |_| {}).await;
+    let cluster = &env.cluster;
+    settle(cluster, 5).await;
+    let store = &cluster.api().store;
+    let refused_before = store.too_old_watches();
+    cluster
+        .modify(CLONESETS, "ns", "web", |cs| {
+            cs["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2.0")
+        })
+        .await;
+    // As an apiserver restarting five times during the rollout: every watch ends, and one resumed from
+    // before the restart is answered 410 and lists again.
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        store.expire_watches();
+    }
+    // A change made right after the last restart is seen through the new list or watch.
+    cluster
+        .modify(CLONESETS, "ns", "web", |cs| cs["spec"]["replicas"] = json!(3))
+        .await;
+    cluster::eventually("the rollout and the scale-down", 60, || {
+        let done = settled(cluster, 3)
+            && cluster
+                .list(PODS, "ns")
+                .iter()
+                .all(|p| p["spec"]["containers"][0]["image"] == "nginx:2.0");
+        done.then_some(())
+    })
+    .await;
+    assert!(
+        store.too_old_watches() > refused_before,
+        "no watch resumed from before a restart (the 410 path was not exercised)"
+    );
+}
