@@ -15,7 +15,9 @@
 //!   after `CrashLoopBackOff` for the start delay, or leaves it ended;
 //! - conditions `PodScheduled`, `Initialized`, `ContainersReady`, `Ready` (Ready also needs every
 //!   `readinessGates` condition True); phase `Running` once a container runs (or restarts),
-//!   `Succeeded`/`Failed` once every container ended for good (the kubelet's `getPhase`).
+//!   `Succeeded`/`Failed` once every container ended for good (the kubelet's `getPhase`);
+//! - ephemeral containers get `ephemeralContainerStatuses` the same way, never restarted or ready
+//!   (`ephemeral` module).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -104,14 +106,14 @@ impl Kubelet {
         }
     }
 
-    fn elapsed(&self, uid: &str, name: &str, image: &str) -> bool {
+    pub(crate) fn elapsed(&self, uid: &str, name: &str, image: &str) -> bool {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let key = (uid.to_string(), name.to_string(), image.to_string());
         seen.entry(key).or_insert_with(Instant::now).elapsed() >= self.delay
     }
 
     /// How long a container has been running (its start delay after it was last (re)created).
-    fn running_for(&self, uid: &str, name: &str, image: &str) -> Duration {
+    pub(crate) fn running_for(&self, uid: &str, name: &str, image: &str) -> Duration {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let key = (uid.to_string(), name.to_string(), image.to_string());
         seen.get(&key)
@@ -278,6 +280,12 @@ impl Kubelet {
         status["phase"] = json!(phase);
         status["conditions"] = json!(next);
         status["containerStatuses"] = json!(containers);
+        if pod["spec"]["ephemeralContainers"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+        {
+            status["ephemeralContainerStatuses"] = json!(crate::ephemeral::statuses(self, pod, &now));
+        }
         status["hostIP"] = json!(format!("172.18.0.{}", index.parse::<u32>().unwrap_or(1) + 1));
         if status["podIP"].as_str().is_none_or(str::is_empty) {
             let n: u32 = meta::uid_of(pod).bytes().map(u32::from).sum();
@@ -346,7 +354,7 @@ impl Kubelet {
             .into_iter()
             .flatten()
             .any(|c| program::exit_of(c).is_some());
-        if all_running && !ends {
+        if all_running && !ends && crate::ephemeral::all_ended(pod) {
             let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
             settled.insert(
                 meta::uid_of(pod).to_string(),
@@ -366,7 +374,7 @@ fn restarts(pod: &Value, code: i64) -> bool {
 }
 
 /// A running container that exited: `Completed` for 0, else `Error`, as containerd reports.
-fn terminated(old: &Value, code: i32, now: &str) -> Value {
+pub(crate) fn terminated(old: &Value, code: i32, now: &str) -> Value {
     let mut status = old.clone();
     status["ready"] = json!(false);
     status["started"] = json!(false);
