@@ -14,6 +14,7 @@
 //!   `--feature-gates ResourceDistributionGate=false`);
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
 //! - [`daemonset`]: Advanced DaemonSet pods, revisions and status;
+//! - [`ephemeraljob`]: EphemeralJob ephemeral containers injected into matching pods, status, TTL;
 //! - [`statefulset`]: Advanced StatefulSet pods, claims, revisions and status;
 //! - [`uniteddeployment`]: UnitedDeployment subset workloads, revisions and status;
 //! - [`workload_spread`]: WorkloadSpread subset status and pod deletion cost.
@@ -36,6 +37,7 @@ pub mod broadcastjob;
 pub mod cloneset;
 pub mod control_loop;
 pub mod daemonset;
+pub mod ephemeraljob;
 pub mod image_list_pull_job;
 pub mod image_pull_job;
 pub mod launch_priority;
@@ -157,6 +159,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     set.spawn(broadcastjob::run(context.clone()));
     set.spawn(cloneset::run(context.clone()));
     set.spawn(daemonset::run(context.clone()));
+    set.spawn(ephemeraljob::run(context.clone()));
     set.spawn(pods::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
     if context

@@ -108,10 +108,10 @@ fn kruise_crds_prints_the_files_of_manifests_crds() {
             .iter()
             .map(|v| &v["name"])
             .collect();
-        // BroadcastJob and AdvancedCronJob are served in v1alpha1 only.
+        // BroadcastJob, AdvancedCronJob and EphemeralJob are served in v1alpha1 only.
         if matches!(
             crd["spec"]["names"]["kind"].as_str(),
-            Some("BroadcastJob" | "AdvancedCronJob")
+            Some("BroadcastJob" | "AdvancedCronJob" | "EphemeralJob")
         ) {
             assert_eq!(versions, ["v1alpha1"]);
         } else {

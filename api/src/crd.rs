@@ -1,5 +1,5 @@
 //! CustomResourceDefinitions: the six kinds serving `v1alpha1` and `v1beta1` (storage), converted
-//! by the webhook at `/convert`, and the `v1alpha1`-only kinds (BroadcastJob, AdvancedCronJob).
+//! by the webhook at `/convert`, and the `v1alpha1`-only kinds (BroadcastJob, AdvancedCronJob, EphemeralJob).
 
 use k8s_openapi::ByteString;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
@@ -46,6 +46,7 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         merged(apps_a::ImageListPullJob::crd(), apps_b::ImageListPullJob::crd()),
         single(apps_a::BroadcastJob::crd()),
         single(apps_a::AdvancedCronJob::crd()),
+        single(apps_a::EphemeralJob::crd()),
     ];
     out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     out

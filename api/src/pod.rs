@@ -6,10 +6,10 @@
 //! `PodRecord` deserialises from the same JSON (unknown fields are skipped) and keeps:
 //!
 //! - `metadata` whole, except `managedFields` (never read, often the largest part);
-//! - `spec`: `nodeName`, `restartPolicy`, `readinessGates`, the node a daemon pod's affinity pins it to, and per container `name`, `image` and only the env entries
+//! - `spec`: `nodeName`, `restartPolicy`, per ephemeral container what is kept per container, `readinessGates`, the node a daemon pod's affinity pins it to, and per container `name`, `image` and only the env entries
 //!   named in [`RECORDED_ENV`];
 //! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
-//!   `restartCount`, `started`, `containerID`.
+//!   `restartCount`, `started`, `containerID`; per ephemeral container status `name` and `state`.
 //!
 //! A field joins the record when a webhook or controller starts reading it.
 //!
@@ -22,11 +22,13 @@ use k8s_openapi::{
 };
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// The env entries a [`ContainerRecord`] keeps: the SidecarSet marker and the launch-priority envs.
+/// The env entries a [`ContainerRecord`] keeps: the SidecarSet marker, the launch-priority envs and
+/// the EphemeralJob marker.
 pub const RECORDED_ENV: &[&str] = &[
     "IS_INJECTED",
     "KRUISE_CONTAINER_PRIORITY",
     "KRUISE_CONTAINER_BARRIER",
+    "KRUISE_EJOB_ID",
 ];
 
 /// A pod, reduced to what kruise-rs reads (see the module documentation).
@@ -50,6 +52,9 @@ pub struct PodRecordSpec {
     /// `spec.containers`.
     #[serde(default)]
     pub containers: Vec<ContainerRecord>,
+    /// `spec.ephemeralContainers` (EphemeralJob recognises its own by their env).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_containers: Option<Vec<ContainerRecord>>,
     /// `spec.nodeName`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
@@ -133,6 +138,21 @@ pub struct PodRecordStatus {
     /// `containerStatuses`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<ContainerStatusRecord>>,
+    /// `ephemeralContainerStatuses`, reduced to name and state (EphemeralJob counts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_container_statuses: Option<Vec<EphemeralStatusRecord>>,
+}
+
+/// The recorded part of an ephemeral container's status.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EphemeralStatusRecord {
+    /// `name`.
+    #[serde(default)]
+    pub name: String,
+    /// `state`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<k8s_openapi::api::core::v1::ContainerState>,
 }
 
 /// The recorded part of a container status.

@@ -68,6 +68,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "broadcastjobs.apps.kruise.io",
             "clonesets.apps.kruise.io",
             "daemonsets.apps.kruise.io",
+            "ephemeraljobs.apps.kruise.io",
             "imagelistpulljobs.apps.kruise.io",
             "imagepulljobs.apps.kruise.io",
             "nodeimages.apps.kruise.io",
@@ -79,10 +80,15 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "workloadspreads.apps.kruise.io"
         ]
     );
-    // BroadcastJob and AdvancedCronJob are served in v1alpha1 only, as OpenKruise first shipped them.
+    // BroadcastJob, AdvancedCronJob and EphemeralJob are served in v1alpha1 only, as OpenKruise first shipped them.
     let all: Vec<_> = all
         .into_iter()
-        .filter(|c| !matches!(c.spec.names.kind.as_str(), "BroadcastJob" | "AdvancedCronJob"))
+        .filter(|c| {
+            !matches!(
+                c.spec.names.kind.as_str(),
+                "BroadcastJob" | "AdvancedCronJob" | "EphemeralJob"
+            )
+        })
         .collect();
     for crd in &all {
         let versions: Vec<_> = crd

@@ -36,6 +36,7 @@ fn decodes(value: &Value) -> Result<(), String> {
         }
         ("BroadcastJob", false) => decode::<apps_v1alpha1::BroadcastJob>(kind, value).map(drop),
         ("AdvancedCronJob", false) => decode::<apps_v1alpha1::AdvancedCronJob>(kind, value).map(drop),
+        ("EphemeralJob", false) => decode::<apps_v1alpha1::EphemeralJob>(kind, value).map(drop),
         _ => return Err(format!("unexpected kind {kind}")),
     };
     result.map_err(|e| e.to_string())
@@ -64,6 +65,7 @@ const KINDS: &[(&str, &str)] = &[
 const ALPHA_ONLY: &[(&str, &str)] = &[
     ("apps.kruise.io", "BroadcastJob"),
     ("apps.kruise.io", "AdvancedCronJob"),
+    ("apps.kruise.io", "EphemeralJob"),
 ];
 
 #[test]
@@ -178,6 +180,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
         include_str!("../../examples/playground/broadcastjob.yaml"),
         include_str!("../../examples/playground/advancedcronjob.yaml"),
+        include_str!("../../examples/playground/ephemeraljob.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/daemonset.yaml"),
         include_str!("../../examples/openkruise-samples/docs-v1alpha1/daemonset.yaml"),
     ]

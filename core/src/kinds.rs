@@ -17,7 +17,7 @@ use k8s_openapi::api::{
 };
 use kruise_api::{
     PodRecord,
-    apps_v1alpha1::{AdvancedCronJob, BroadcastJob},
+    apps_v1alpha1::{AdvancedCronJob, BroadcastJob, EphemeralJob},
     apps_v1beta1::{
         CloneSet, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob, NodeImage,
         ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet, UnitedDeployment,
@@ -229,6 +229,8 @@ registry! {
     broadcast_jobs: BroadcastJob { namespaced: true, status: true, optional: false, convert: None },
     /// AdvancedCronJobs (`apps.kruise.io/v1alpha1`, the only version served).
     advanced_cron_jobs: AdvancedCronJob { namespaced: true, status: true, optional: false, convert: None },
+    /// EphemeralJobs (`apps.kruise.io/v1alpha1`, the only version served).
+    ephemeral_jobs: EphemeralJob { namespaced: true, status: true, optional: false, convert: None },
     /// OpenKruise's Advanced DaemonSets (`apps.kruise.io` `DaemonSet`), read as v1beta1.
     advanced_daemon_sets: AdvancedDaemonSet {
         namespaced: true, status: false, optional: false,

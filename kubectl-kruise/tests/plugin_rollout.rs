@@ -409,3 +409,75 @@ spec:
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(images(), "redis:7.2 redis:7.2 redis:7.2");
 }
+
+/// kruise-tools has no Advanced DaemonSet viewer; ours waits for the rollout with kubectl's DaemonSet
+/// lines, and set, pause and resume take the kind.
+#[test]
+fn advanced_daemonset_status_set_pause_resume() {
+    let c = start();
+    c.apply(
+        "apiVersion: apps.kruise.io/v1beta1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 1}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: main, image: agent:1}]
+",
+    );
+    let rolled_out = |c: &Cluster| {
+        let out = c.run(
+            &["kruise", "rollout", "status", "ads/agent", "--timeout", "60s"],
+            None,
+        );
+        assert_eq!(out.code, 0, "{out:?}");
+        assert_eq!(
+            out.stdout.lines().last().unwrap_or_default(),
+            "daemon set \"agent\" successfully rolled out"
+        );
+    };
+    rolled_out(&c);
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "pause", "ads/agent"]),
+        "daemonset.apps.kruise.io/agent paused\n"
+    );
+    assert_eq!(
+        c.jsonpath("ads/agent", "{.spec.updateStrategy.rollingUpdate.paused}"),
+        "true"
+    );
+    assert_eq!(
+        c.ok(&["kruise", "set", "image", "ads/agent", "main=agent:2"]),
+        "daemonset.apps.kruise.io/agent image updated\n"
+    );
+    // Paused: the viewer waits, and says so once.
+    let waiting = c.run(
+        &["kruise", "rollout", "status", "ads/agent", "--watch=false"],
+        None,
+    );
+    assert_eq!(waiting.code, 0, "{waiting:?}");
+    assert!(
+        waiting
+            .stdout
+            .starts_with("Waiting for daemon set \"agent\" rollout to finish: 0 out of 3 new pods"),
+        "{waiting:?}"
+    );
+    assert_eq!(
+        c.ok(&["kruise", "rollout", "resume", "daemonsets.apps.kruise.io/agent"]),
+        "daemonset.apps.kruise.io/agent resumed\n"
+    );
+    rolled_out(&c);
+    assert_eq!(
+        c.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=agent",
+            "-o",
+            "jsonpath={.items[*].spec.containers[0].image}"
+        ]),
+        "agent:2 agent:2 agent:2"
+    );
+}

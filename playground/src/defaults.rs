@@ -40,6 +40,14 @@ fn container(c: &mut Value) {
     }
 }
 
+/// Defaults of a new ephemeral container: pull policy, termination message path and policy.
+pub fn ephemeral_container(c: &mut Value) {
+    let image = c["image"].as_str().unwrap_or_default().to_string();
+    set(c, "imagePullPolicy", json!(image_pull_policy(&image)));
+    set(c, "terminationMessagePath", json!("/dev/termination-log"));
+    set(c, "terminationMessagePolicy", json!("File"));
+}
+
 /// Defaults of a PodSpec.
 pub fn pod_spec(spec: &mut Value) {
     if !spec.is_object() {

@@ -246,6 +246,7 @@ fn mode(p: &ApiPath) -> UpdateMode {
     match p.subresource.as_deref() {
         Some("status") => UpdateMode::Status,
         Some("finalize") => UpdateMode::Finalize,
+        Some("ephemeralcontainers") => UpdateMode::EphemeralContainers,
         _ => UpdateMode::Main,
     }
 }

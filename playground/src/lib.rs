@@ -28,6 +28,7 @@ pub mod defaults;
 pub mod deployment;
 pub mod discovery;
 pub mod disruption;
+pub mod ephemeral;
 pub mod error;
 pub mod events;
 pub mod faults;

@@ -17,6 +17,8 @@ pub enum Subresource {
     Binding,
     /// `namespaces/finalize`: update `spec.finalizers`.
     Finalize,
+    /// `pods/ephemeralcontainers`: get, update, patch of `spec.ephemeralContainers` only.
+    EphemeralContainers,
 }
 
 impl Subresource {
@@ -28,6 +30,7 @@ impl Subresource {
             Subresource::Eviction => "eviction",
             Subresource::Binding => "binding",
             Subresource::Finalize => "finalize",
+            Subresource::EphemeralContainers => "ephemeralcontainers",
         }
     }
 
@@ -39,6 +42,7 @@ impl Subresource {
             Self::Eviction,
             Self::Binding,
             Self::Finalize,
+            Self::EphemeralContainers,
         ]
         .into_iter()
         .find(|x| x.name() == s)
@@ -163,6 +167,9 @@ impl ResourceDef {
                 Subresource::Eviction => ("Eviction", vec!["create"], Some(("policy", "v1"))),
                 Subresource::Binding => ("Binding", vec!["create"], None),
                 Subresource::Finalize => (self.kind.as_str(), vec!["update"], None),
+                Subresource::EphemeralContainers => {
+                    (self.kind.as_str(), vec!["get", "patch", "update"], None)
+                }
             };
             if let Some((g, v)) = group_version {
                 entry["group"] = json!(g);
@@ -203,7 +210,7 @@ pub fn builtins() -> Vec<ResourceDef> {
     #[rustfmt::skip]
     let table = [
         B { gv: "v1", plural: "namespaces", kind: "Namespace", namespaced: CLUSTER, short: &["ns"], subs: &[Status, Finalize], generation: false },
-        B { gv: "v1", plural: "pods", kind: "Pod", namespaced: NS, short: &["po"], subs: &[Status, Eviction, Binding], generation: true },
+        B { gv: "v1", plural: "pods", kind: "Pod", namespaced: NS, short: &["po"], subs: &[Status, Eviction, Binding, EphemeralContainers], generation: true },
         B { gv: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: NS, short: &["cm"], subs: &[], generation: false },
         B { gv: "v1", plural: "secrets", kind: "Secret", namespaced: NS, short: &[], subs: &[], generation: false },
         B { gv: "v1", plural: "services", kind: "Service", namespaced: NS, short: &["svc"], subs: &[Status], generation: false },

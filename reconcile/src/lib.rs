@@ -8,6 +8,7 @@
 //! - [`broadcastjob`]: the BroadcastJob planner (`pkg/controller/broadcastjob`; docs/broadcastjob.md).
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`daemonset`]: the Advanced DaemonSet planner (`pkg/controller/daemonset`; docs/advanced-daemonset.md).
+//! - [`ephemeraljob`]: the EphemeralJob planner (`pkg/controller/ephemeraljob`; docs/ephemeraljob.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`resource_distribution`]: ResourceDistribution copies and status
 //!   (`pkg/controller/resourcedistribution`; docs/resource-distribution.md).
@@ -33,6 +34,7 @@ pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
 pub mod daemonset;
+pub mod ephemeraljob;
 pub mod expectations;
 pub mod history;
 pub mod image_list_pull_job;

@@ -13,6 +13,7 @@
 //! | `/validate-apps-kruise-io-broadcastjob` | BroadcastJob | validation |
 //! | `/mutate-apps-kruise-io-advancedcronjob` | AdvancedCronJob | defaults (and pod-template defaults) |
 //! | `/validate-apps-kruise-io-advancedcronjob` | AdvancedCronJob | validation and immutable fields |
+//! | `/validate-apps-kruise-io-v1alpha1-ephemeraljob` | EphemeralJob | the template's ephemeral containers |
 //! | `/mutate-apps-kruise-io-daemonset` | Advanced DaemonSet | defaults (no pod-template defaults) |
 //! | `/validate-apps-kruise-io-daemonset` | Advanced DaemonSet | validation and immutable fields |
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
@@ -49,6 +50,7 @@ pub mod broadcastjob;
 pub mod cloneset;
 pub mod daemonset;
 pub mod defaults;
+pub mod ephemeraljob;
 pub mod field;
 pub mod imagepulljob;
 pub mod meta;

@@ -324,6 +324,18 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// EphemeralJob validation.
+    ValidateEphemeralJob {
+        path: "/validate-apps-kruise-io-v1alpha1-ephemeraljob",
+        handler: |request, view, settings| crate::crd::ephemeraljob::validate(request, view, settings),
+        registrations: [{
+            name: "vephemeraljobs.kb.io",
+            rules: [rule("apps.kruise.io", &["v1alpha1"], "ephemeraljobs", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     /// AdvancedCronJob validation.
     ValidateAdvancedCronJob {
         path: "/validate-apps-kruise-io-advancedcronjob",

@@ -26,6 +26,8 @@ pub enum UpdateMode {
     Status,
     /// `namespaces/finalize`: only `spec.finalizers`.
     Finalize,
+    /// `pods/ephemeralcontainers`: only `spec.ephemeralContainers`, added to, never changed.
+    EphemeralContainers,
 }
 
 /// The simulated API server state: store, served resources, admission hooks.
@@ -237,6 +239,13 @@ impl Api {
         if mode == UpdateMode::Main {
             validate::name(def, &new)?;
             kinds::validate_update(def, &current, &new)?;
+            if def.builtin && def.plural == "pods" {
+                crate::ephemeral::validate_pod_update(&current, &new)?;
+            }
+        }
+        if mode == UpdateMode::EphemeralContainers {
+            crate::ephemeral::default_new(&current, &mut new);
+            crate::ephemeral::validate_update(&current, &new)?;
         }
         if new == current {
             return Ok(current);
@@ -245,6 +254,7 @@ impl Api {
             UpdateMode::Main => None,
             UpdateMode::Status => Some("status"),
             UpdateMode::Finalize => Some("finalize"),
+            UpdateMode::EphemeralContainers => Some("ephemeralcontainers"),
         };
         let attrs = Attributes {
             api: self,
@@ -337,6 +347,18 @@ fn merge_update(def: &ResourceDef, current: &Value, obj: Value, mode: UpdateMode
         UpdateMode::Finalize => {
             let mut new = current.clone();
             new["spec"]["finalizers"] = obj["spec"]["finalizers"].clone();
+            new
+        }
+        UpdateMode::EphemeralContainers => {
+            let mut new = current.clone();
+            match obj["spec"].get("ephemeralContainers") {
+                Some(list) if !list.is_null() => new["spec"]["ephemeralContainers"] = list.clone(),
+                _ => {
+                    new["spec"]
+                        .as_object_mut()
+                        .map(|m| m.remove("ephemeralContainers"));
+                }
+            }
             new
         }
         UpdateMode::Main => {

@@ -15,7 +15,9 @@
 //!   `restartPolicy` restarts it (Always; OnFailure for non-zero codes) with `restartCount + 1`
 //!   after `CrashLoopBackOff` for the start delay, or leaves it ended;
 //! - conditions, phase and IPs as [`super::pod_status`] makes them (`hostIP` 172.18.0.N+1 for node N,
-//!   `podIP` in 10.244.N.0/24).
+//!   `podIP` in 10.244.N.0/24);
+//! - ephemeral containers get `ephemeralContainerStatuses` the same way, never restarted or ready
+//!   (`ephemeral` module).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -92,14 +94,14 @@ impl Simulated {
         }
     }
 
-    fn elapsed(&self, uid: &str, name: &str, image: &str) -> bool {
+    pub(crate) fn elapsed(&self, uid: &str, name: &str, image: &str) -> bool {
         let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let key = (uid.to_string(), name.to_string(), image.to_string());
         seen.entry(key).or_insert_with(Instant::now).elapsed() >= self.delay
     }
 
     /// How long a container has been running (its start delay after it was last (re)created).
-    fn running_for(&self, uid: &str, name: &str, image: &str) -> Duration {
+    pub(crate) fn running_for(&self, uid: &str, name: &str, image: &str) -> Duration {
         let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
         let key = (uid.to_string(), name.to_string(), image.to_string());
         seen.get(&key)
@@ -226,7 +228,14 @@ impl Simulated {
         let host_ip = format!("172.18.0.{}", index.parse::<u32>().unwrap_or(1) + 1);
         let n: u32 = meta::uid_of(pod).bytes().map(u32::from).sum();
         let pod_ip = format!("10.244.{index}.{}", n % 250 + 2);
-        pod_status(pod, containers, &now, &host_ip, &pod_ip)
+        let mut status = pod_status(pod, containers, &now, &host_ip, &pod_ip);
+        if pod["spec"]["ephemeralContainers"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+        {
+            status["ephemeralContainerStatuses"] = json!(crate::ephemeral::statuses(self, pod, &now));
+        }
+        status
     }
 
     /// Reports the status of every pod bound to a node.
@@ -284,7 +293,7 @@ impl Simulated {
             .into_iter()
             .flatten()
             .any(|c| program::exit_of(c).is_some());
-        if all_running && !ends {
+        if all_running && !ends && crate::ephemeral::all_ended(pod) {
             let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
             settled.insert(
                 meta::uid_of(pod).to_string(),
@@ -295,7 +304,7 @@ impl Simulated {
 }
 
 /// A running container that exited: `Completed` for 0, else `Error`, as containerd reports.
-fn terminated(old: &Value, code: i32, now: &str) -> Value {
+pub(crate) fn terminated(old: &Value, code: i32, now: &str) -> Value {
     let mut status = old.clone();
     status["ready"] = json!(false);
     status["started"] = json!(false);

@@ -108,7 +108,7 @@ pub fn validate_volumes(volumes: &[Value], path: &Path) -> (Volumes, ErrorList) 
     (names, errs)
 }
 
-fn validate_ports(ports: &[Value], path: &Path) -> ErrorList {
+pub(crate) fn validate_ports(ports: &[Value], path: &Path) -> ErrorList {
     let mut errs = ErrorList::new();
     let mut names = BTreeSet::new();
     for (i, port) in ports.iter().enumerate() {
