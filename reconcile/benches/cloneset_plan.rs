@@ -105,6 +105,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         volumes: None,
         restart_policy: None,
         pinned_node: None,
+        ..Default::default()
     });
     let cond = |t: &str| PodCondition {
         type_: t.into(),
@@ -126,6 +127,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
             ready: true,
             ..Default::default()
         }]),
+        ..Default::default()
     });
     p
 }

@@ -96,6 +96,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         volumes: None,
         restart_policy: None,
         pinned_node: None,
+        ..Default::default()
     });
     let cond = |t: &str| PodCondition {
         type_: t.into(),
@@ -113,6 +114,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
             ready: true,
             ..Default::default()
         }]),
+        ..Default::default()
     });
     p
 }
