@@ -98,7 +98,14 @@ fn states_of_pods_gone_outside_the_replicas_are_dropped_when_scaled() {
     let recorded = json!({"observedGeneration": 2, "podStates": {
         "web-0": state("n1", "a", "x"), "web-1": state("n2", "b", "x"), "web-2": state("n3", "c", "x"),
         "odd-name": state("n1", "a", "x")}});
-    let cases: [(&str, Value, Target, &[&str], &[&str]); 5] = [
+    type Case = (
+        &'static str,
+        Value,
+        Target,
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+    let cases: [Case; 5] = [
         // Scaled to 1: web-1 and web-2 are gone and outside; web-0 is within even while recreated.
         ("scale-down", zone_spec(), target(1), &[], &["odd-name", "web-0"]),
         // A pod still present keeps its state even outside the replicas (it is being scaled down).
