@@ -26,6 +26,8 @@ use kruise_core::pod_state;
 /// What the planner needs to know of the target workload.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Target {
+    /// The first ordinal (`spec.ordinals.start`, 0 without).
+    pub start: i64,
     /// `spec.replicas` (1 when unset).
     pub replicas: i64,
     /// Ordinals skipped by an Advanced StatefulSet (`spec.reserveOrdinals`).
@@ -35,9 +37,9 @@ pub struct Target {
 }
 
 impl Target {
-    /// The ordinals the workload's pods have: from 0 upward, skipping the reserved ones.
+    /// The ordinals the workload's pods have: from `start` upward, skipping the reserved ones.
     fn live_ordinals(&self) -> BTreeSet<i64> {
-        kruise_core::ordinals::in_range(0, self.replicas, &self.reserved)
+        kruise_core::ordinals::in_range(self.start, self.replicas, &self.reserved)
             .into_iter()
             .collect()
     }

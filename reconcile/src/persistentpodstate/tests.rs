@@ -105,7 +105,7 @@ fn states_of_pods_gone_outside_the_replicas_are_dropped_when_scaled() {
         &'static [&'static str],
         &'static [&'static str],
     );
-    let cases: [Case; 5] = [
+    let cases: [Case; 6] = [
         // Scaled to 1: web-1 and web-2 are gone and outside; web-0 is within even while recreated.
         ("scale-down", zone_spec(), target(1), &[], &["odd-name", "web-0"]),
         // A pod still present keeps its state even outside the replicas (it is being scaled down).
