@@ -56,6 +56,9 @@ fn a_recreated_pod_gets_its_zone_required_and_its_node_preferred() {
         out["metadata"]["annotations"]["kruise.io/injected-persistent-pod-state"],
         "web-state"
     );
+    // A second run over the injected pod adds nothing.
+    let again = mutate(&[pps("apps/v1", "web-1")], &out);
+    assert_eq!(again, out);
 }
 
 #[test]

@@ -138,9 +138,11 @@ fn node_selector_ops(pod: &Value, selector: Map<String, Value>) -> Vec<json_patc
 /// Appends the terms to `spec.affinity.nodeAffinity.preferred…`, creating what is missing.
 fn append_preferred(pod: &Value, terms: Vec<Value>) -> Vec<json_patch::PatchOperation> {
     let path = ["spec", "affinity", "nodeAffinity", PREFERRED];
-    if patch::get(pod, &path).is_some_and(Value::is_array) {
+    if let Some(Value::Array(existing)) = patch::get(pod, &path) {
+        // A term already there (a second run over the same pod) is not added again.
         return terms
             .into_iter()
+            .filter(|t| !existing.contains(t))
             .map(|t| patch::add(path.iter().copied().chain(["-"]), t))
             .collect();
     }
