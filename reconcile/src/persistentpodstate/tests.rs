@@ -121,12 +121,25 @@ fn states_of_pods_gone_outside_the_replicas_are_dropped_when_scaled() {
             "reserved ordinals",
             zone_spec(),
             Target {
+                start: 0,
                 replicas: 2,
                 reserved: BTreeSet::from([0]),
                 deleting: false,
             },
             &[],
             &["odd-name", "web-1", "web-2"],
+        ),
+        // ordinals.start 2 with one replica: only web-2 is live.
+        (
+            "ordinals start",
+            zone_spec(),
+            Target {
+                start: 2,
+                replicas: 1,
+                ..Target::default()
+            },
+            &[],
+            &["odd-name", "web-2"],
         ),
         (
             "nothing gone",
@@ -168,8 +181,8 @@ fn a_missing_or_deleting_target_clears_every_state() {
         None,
         Some(Target {
             replicas: 1,
-            reserved: BTreeSet::new(),
             deleting: true,
+            ..Target::default()
         }),
     ] {
         let status = plan_status(&p, target.as_ref(), &[&pods[0]], nodes).expect("cleared");
