@@ -483,3 +483,77 @@ async fn bodies_over_the_buffered_bytes_budget_are_shed_with_503() {
     let (status, body) = server.post("/validate-namespace", padded).await;
     assert_eq!(status, 200, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2_only_clients_are_served_past_the_stream_limit_on_one_connection() {
+    let server = Server::start(&[], 1024).await;
+    let mut tls = common::client_tls(&server.ca);
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let stream = tokio_rustls::TlsConnector::from(Arc::new(tls))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let (sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+
+    // 100 reviews at once on one connection, over the 64 concurrent streams the server allows: the client
+    // waits for a free stream and every review is answered.
+    let body = bytes::Bytes::from(common::review("delete-namespace-shop.json"));
+    let reviews = (0..100).map(|_| {
+        let mut sender = sender.clone();
+        let body = body.clone();
+        async move {
+            let request = http::Request::post("https://localhost/validate-namespace")
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(body))
+                .unwrap();
+            let response = sender.send_request(request).await.unwrap();
+            let status = response.status().as_u16();
+            let bytes = http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap())
+        }
+    });
+    let answers = futures::future::join_all(reviews).await;
+    assert_eq!(answers.len(), 100);
+    for (status, body) in answers {
+        assert_eq!(status, 200);
+        assert_eq!(body["response"]["status"]["code"], 403, "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_gone_mid_request_leave_nothing_behind() {
+    let server = Server::start(&[], 1024).await;
+    let review = common::review("delete-namespace-shop.json");
+    for _ in 0..20 {
+        // Gone halfway through the body: nothing was decided.
+        let mut half = server.connect().await;
+        half.write_all(head(review.len()).as_bytes()).await.unwrap();
+        half.write_all(&review[..review.len() / 2]).await.unwrap();
+        half.flush().await.unwrap();
+        drop(half);
+        // Gone right after the whole request, before the answer.
+        let mut whole = server.connect().await;
+        whole.write_all(head(review.len()).as_bytes()).await.unwrap();
+        whole.write_all(&review).await.unwrap();
+        whole.flush().await.unwrap();
+        drop(whole);
+    }
+    let (status, body) = server.review().await;
+    assert_eq!(status, 200);
+    assert_eq!(body["response"]["status"]["code"], 403);
+    eventually("connections closed", Duration::from_secs(5), || async {
+        server.metric("kruise_webhook_open_connections").await == 0.0
+    })
+    .await;
+}

@@ -14,6 +14,7 @@ use crate::Error;
 pub enum Kind {
     CloneSet,
     AdvancedStatefulSet,
+    AdvancedDaemonSet,
     SidecarSet,
     BroadcastJob,
     ContainerRecreateRequest,
@@ -58,6 +59,20 @@ const TABLE: &[Row] = &[
             "statefulset.apps.kruise.io",
             "statefulsets.apps.kruise.io",
             "advancedstatefulset",
+        ],
+    ),
+    (
+        Kind::AdvancedDaemonSet,
+        "DaemonSet",
+        "apps.kruise.io",
+        "v1beta1",
+        "daemonsets",
+        &[
+            "ads",
+            "daemon",
+            "daemonset.apps.kruise.io",
+            "daemonsets.apps.kruise.io",
+            "advanceddaemonset",
         ],
     ),
     (

@@ -16,13 +16,14 @@ use crate::{
 /// SidecarSet's own.
 fn container_lists(kind: Kind) -> Result<[&'static str; 2], Error> {
     match kind {
-        Kind::CloneSet | Kind::AdvancedStatefulSet => Ok([
+        Kind::CloneSet | Kind::AdvancedStatefulSet | Kind::AdvancedDaemonSet => Ok([
             "/spec/template/spec/initContainers",
             "/spec/template/spec/containers",
         ]),
         Kind::SidecarSet => Ok(["/spec/initContainers", "/spec/containers"]),
         _ => Err(Error::Usage(
-            "only CloneSet, Advanced StatefulSet and (for images) SidecarSet are handled here".to_string(),
+            "only CloneSet, Advanced StatefulSet, Advanced DaemonSet and (for images) SidecarSet are handled here"
+                .to_string(),
         )),
     }
 }
@@ -54,7 +55,12 @@ fn for_each_container(
 
 /// `set image`: `CONTAINER=IMAGE` pairs (`*=IMAGE` for all).
 pub fn set_image(object: &mut Value, kind: Kind, assignments: &[(String, String)]) -> Result<(), Error> {
-    if kind == Kind::SidecarSet || matches!(kind, Kind::CloneSet | Kind::AdvancedStatefulSet) {
+    if kind == Kind::SidecarSet
+        || matches!(
+            kind,
+            Kind::CloneSet | Kind::AdvancedStatefulSet | Kind::AdvancedDaemonSet
+        )
+    {
         for (container, image) in assignments {
             let picked = for_each_container(object, kind, container, |c| {
                 c.insert("image".into(), json!(image));
@@ -224,9 +230,13 @@ pub fn set_resources(
 
 /// `set serviceaccount`.
 pub fn set_service_account(object: &mut Value, kind: Kind, account: &str) -> Result<(), Error> {
-    if !matches!(kind, Kind::CloneSet | Kind::AdvancedStatefulSet) {
+    if !matches!(
+        kind,
+        Kind::CloneSet | Kind::AdvancedStatefulSet | Kind::AdvancedDaemonSet
+    ) {
         return Err(Error::Usage(
-            "set serviceaccount needs a CloneSet or an Advanced StatefulSet".to_string(),
+            "set serviceaccount needs a CloneSet, an Advanced StatefulSet or an Advanced DaemonSet"
+                .to_string(),
         ));
     }
     let spec = object

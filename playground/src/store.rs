@@ -7,10 +7,11 @@
 //! stamps them and records events.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
-use tokio::sync::{Notify, broadcast};
+use tokio::sync::{Notify, broadcast, watch};
 
 use crate::meta;
 
@@ -122,6 +123,10 @@ pub struct Store {
     history_limit: usize,
     /// Woken on every change (garbage collector, namespace controller).
     pub changed: Notify,
+    /// Bumped by [`Store::expire_watches`]: open watches end.
+    expired: watch::Sender<u64>,
+    /// Watches refused because they started below the retained history (answered 410 `Expired`).
+    too_old: AtomicU64,
 }
 
 impl Store {
@@ -132,6 +137,8 @@ impl Store {
             tx: broadcast::channel(16 * 1024).0,
             history_limit: history_limit.max(1),
             changed: Notify::new(),
+            expired: watch::channel(0).0,
+            too_old: AtomicU64::new(0),
         }
     }
 
@@ -282,6 +289,31 @@ impl Store {
         Ok(last)
     }
 
+    /// Test hook, as a kube-apiserver restart: ends every open watch and forgets the event history (the
+    /// restarted watch cache begins at the current resourceVersion), so a watcher resuming from an
+    /// older resourceVersion is answered 410 `Expired` and has to list again.
+    pub fn expire_watches(&self) {
+        {
+            let mut inner = self.lock();
+            let now = inner.rv;
+            for history in inner.history.values_mut() {
+                history.events.clear();
+                history.oldest = now;
+            }
+        }
+        self.expired.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver that changes when [`Store::expire_watches`] ends the open watches.
+    pub fn watches_expired(&self) -> watch::Receiver<u64> {
+        self.expired.subscribe()
+    }
+
+    /// How many watches were answered 410 `Expired` so far.
+    pub fn too_old_watches(&self) -> u64 {
+        self.too_old.load(Ordering::Relaxed)
+    }
+
     /// Starts a watch on a resource after `from_rv`: the retained events since then, and a
     /// receiver of every later event (of all resources; the caller filters). Taken under one lock,
     /// so nothing falls between the two.
@@ -292,6 +324,7 @@ impl Store {
             return Ok((vec![], rx));
         };
         if from_rv < history.oldest {
+            self.too_old.fetch_add(1, Ordering::Relaxed);
             return Err(TooOld {
                 requested: from_rv,
                 oldest: history.oldest,

@@ -6,7 +6,8 @@
 //! - `sendInitialEvents=true`: the initial ADDED events, then a BOOKMARK annotated
 //!   `k8s.io/initial-events-end: "true"`;
 //! - `allowWatchBookmarks=true`: a BOOKMARK every `bookmark_interval` (kube-apiserver: about a minute);
-//! - `timeoutSeconds`: the stream ends after that long;
+//! - `timeoutSeconds`: the stream ends after that long; every stream ends at
+//!   [`crate::store::Store::expire_watches`] (a test's apiserver restart);
 //! - label and field selectors filter; an object leaving the selection is a DELETED event.
 
 use std::sync::Arc;
@@ -119,6 +120,7 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
         View::Object
     };
     let res_key = key(&def);
+    let mut expired = api.store.watches_expired();
     let stream = async_stream::stream! {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let mut last_rv = start;
@@ -147,6 +149,7 @@ pub fn serve(api: Arc<Api>, def: ResourceDef, p: ApiPath, req: Request) -> Resul
             let sleep_until = deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400));
             tokio::select! {
                 _ = tokio::time::sleep_until(sleep_until) => break,
+                _ = expired.changed() => break,
                 _ = ticker.tick(), if bookmarks => {
                     let mark = json!({"kind": def.kind, "apiVersion": def.api_version(),
                         "metadata": {"resourceVersion": last_rv.to_string()}});

@@ -144,13 +144,37 @@ impl Decision {
             status: self.denial.as_ref().map(|d| ResponseStatus {
                 code: d.code,
                 reason: d.reason.clone(),
-                message: d.message.clone(),
+                message: bounded(&d.message, MAX_MESSAGE_BYTES),
             }),
             patch: send_patch.then(|| encode_patch(&self.patch)),
             patch_type: send_patch.then(|| "JSONPatch".to_string()),
-            warnings: self.warnings.clone(),
+            warnings: self
+                .warnings
+                .iter()
+                .map(|w| bounded(w, MAX_WARNING_BYTES))
+                .collect(),
         }
     }
+}
+
+/// The longest denial message sent: kubectl prints it whole, and a message naming the object and the
+/// rule fits in far less.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
+/// The longest warning sent: the apiserver cuts each warning to 256 characters once a response's
+/// warnings pass 4,096 in all, so a warning this long always reaches the user whole.
+pub const MAX_WARNING_BYTES: usize = 256;
+
+/// `text` cut to at most `max` bytes on a character boundary, ending in `…` when cut.
+fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 #[cfg(test)]
@@ -194,6 +218,31 @@ mod tests {
         assert_eq!(
             (s.code, s.reason.as_str(), s.message.as_str()),
             (403, "Forbidden", "no")
+        );
+    }
+
+    #[test]
+    fn long_messages_and_warnings_are_cut_on_a_character_boundary() {
+        let long = "é".repeat(2000);
+        let r = Decision::forbid(long.clone())
+            .with_warning(long.clone())
+            .with_warning("short")
+            .to_response(&request(), true);
+        let message = r.status.unwrap().message;
+        assert!(
+            message.len() <= MAX_MESSAGE_BYTES && message.ends_with('…'),
+            "{}",
+            message.len()
+        );
+        assert!(long.starts_with(message.trim_end_matches('…')));
+        assert!(r.warnings[0].len() <= MAX_WARNING_BYTES && r.warnings[0].ends_with('…'));
+        assert_eq!(r.warnings[1], "short");
+        let exact = "x".repeat(MAX_MESSAGE_BYTES);
+        let r = Decision::forbid(exact.clone()).to_response(&request(), true);
+        assert_eq!(
+            r.status.unwrap().message,
+            exact,
+            "a message at the limit is sent whole"
         );
     }
 }

@@ -301,6 +301,46 @@ fn subresources_and_label_updates_are_allowed_untouched() {
 /// apiserver would refuse is never produced); an invalid SidecarSet is skipped with a warning while the
 /// valid ones are still injected.
 #[test]
+fn mirror_pods_of_static_pods_are_never_mutated() {
+    let pod = json!({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "a", "image": "app:1"}]}});
+    let view = view_of(&[
+        json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "SidecarSet",
+            "metadata": {"name": "agents"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}},
+                "containers": [{"name": "agent", "image": "agent:1"}]}}),
+        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "pub", "namespace": "ns"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1}}),
+    ]);
+    let control = pod_mutate::mutate(
+        &common::pod_mutate::create_request(&pod, "ns"),
+        &view,
+        &Settings::default(),
+    );
+    assert!(
+        !control.patch.is_empty(),
+        "the same pod, not mirrored, is patched"
+    );
+
+    // The kubelet runs the static pod from its manifest: what a webhook adds to the mirror never runs.
+    let mut mirror = pod.clone();
+    mirror["metadata"]["annotations"] =
+        json!({"kubernetes.io/config.mirror": "5f1c0e", "kubernetes.io/config.source": "file"});
+    let decision = pod_mutate::mutate(
+        &common::pod_mutate::create_request(&mirror, "ns"),
+        &view,
+        &Settings::default(),
+    );
+    assert!(decision.allowed());
+    assert!(
+        decision.patch.is_empty() && decision.writes.is_empty(),
+        "{:?}",
+        decision.patch
+    );
+}
+
+#[test]
 fn a_sidecar_name_clash_is_denied_and_an_invalid_sidecar_set_is_skipped_with_a_warning() {
     let pod = json!({"metadata": {"name": "p", "namespace": "ns", "labels": {"app": "web"}},
         "spec": {"containers": [{"name": "a", "image": "app:1"}]}});

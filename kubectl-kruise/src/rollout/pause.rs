@@ -10,11 +10,13 @@ use crate::{
 };
 
 /// Where the pause switch is: CloneSet (v1alpha1) `spec.updateStrategy.paused`, Advanced StatefulSet
-/// `spec.updateStrategy.rollingUpdate.paused`.
+/// and Advanced DaemonSet `spec.updateStrategy.rollingUpdate.paused`.
 fn paused_path(kind: Kind) -> Option<&'static [&'static str]> {
     match kind {
         Kind::CloneSet => Some(&["spec", "updateStrategy", "paused"]),
-        Kind::AdvancedStatefulSet => Some(&["spec", "updateStrategy", "rollingUpdate", "paused"]),
+        Kind::AdvancedStatefulSet | Kind::AdvancedDaemonSet => {
+            Some(&["spec", "updateStrategy", "rollingUpdate", "paused"])
+        }
         _ => None,
     }
 }
@@ -116,7 +118,10 @@ pub async fn restart(session: &Session, targets: &[Target]) -> Result<(), Error>
         .map_err(|e| Error::Failed(e.to_string()))?;
     let mut errors = Vec::new();
     for target in targets {
-        if !matches!(target.ty.kind, Kind::CloneSet | Kind::AdvancedStatefulSet) {
+        if !matches!(
+            target.ty.kind,
+            Kind::CloneSet | Kind::AdvancedStatefulSet | Kind::AdvancedDaemonSet
+        ) {
             errors.push(format!(
                 "{} {:?} restarting is not supported",
                 target.ty.resource_string(),

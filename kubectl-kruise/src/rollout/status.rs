@@ -11,7 +11,7 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_api::apps_v1alpha1::CloneSet;
-use kruise_api::apps_v1beta1::StatefulSet;
+use kruise_api::apps_v1beta1::{DaemonSet, DaemonSetUpdateStrategyType, StatefulSet};
 use kube::{
     Api,
     api::{DynamicObject, ListParams},
@@ -165,11 +165,57 @@ pub fn advanced_statefulset(asts: &StatefulSet) -> Result<Status, Error> {
     })
 }
 
+/// The Advanced DaemonSet viewer (kruise-tools has none): kubectl's DaemonSet lines, with a partition
+/// resolved as the controller resolves it.
+pub fn advanced_daemonset(ds: &DaemonSet) -> Result<Status, Error> {
+    let name = ds.metadata.name.as_deref().unwrap_or_default();
+    let strategy = &ds.spec.update_strategy;
+    if strategy
+        .type_
+        .as_ref()
+        .is_some_and(|t| *t != DaemonSetUpdateStrategyType::RollingUpdate)
+    {
+        return Err(Error::Failed(
+            "rollout status is only available for RollingUpdate strategy type".to_string(),
+        ));
+    }
+    let status = ds.status.clone().unwrap_or_default();
+    if !observed(&ds.metadata, status.observed_generation) {
+        return waiting("Waiting for daemon set spec update to be observed...".to_string());
+    }
+    let desired = status.desired_number_scheduled;
+    let partition =
+        kruise_reconcile::daemonset::nodes::partition_of(strategy.rolling_update.as_ref(), desired)
+            .map_err(|e| Error::Failed(format!("DaemonSet {name}: {e}")))?;
+    let target = desired - partition;
+    let updated = status.updated_number_scheduled;
+    if updated < target {
+        return waiting(format!(
+            "Waiting for daemon set {name:?} rollout to finish: {updated} out of {target} new pods have been updated..."
+        ));
+    }
+    if status.number_available < desired {
+        return waiting(format!(
+            "Waiting for daemon set {name:?} rollout to finish: {} of {desired} updated pods are available...",
+            status.number_available
+        ));
+    }
+    Ok(Status {
+        line: if partition > 0 {
+            format!("partitioned roll out complete: {updated} new pods have been updated...")
+        } else {
+            format!("daemon set {name:?} successfully rolled out")
+        },
+        done: true,
+    })
+}
+
 fn view(target: &Target, object: &DynamicObject, detail: bool) -> Result<Status, Error> {
     let value = serde_json::to_value(object)?;
     match target.ty.kind {
         Kind::CloneSet => cloneset(&serde_json::from_value(value)?, detail),
         Kind::AdvancedStatefulSet => advanced_statefulset(&serde_json::from_value(value)?),
+        Kind::AdvancedDaemonSet => advanced_daemonset(&serde_json::from_value(value)?),
         _ => Err(Error::Failed(format!(
             "no status viewer has been implemented for {}",
             target.ty.resource_string()

@@ -150,3 +150,82 @@ fn advanced_statefulset_lines_are_openkruises() {
         }
     );
 }
+
+fn ads(strategy: serde_json::Value, status: serde_json::Value) -> DaemonSet {
+    serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
+        "metadata": {"name": "agent", "generation": 2},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+            "template": {"spec": {"containers": [{"name": "a", "image": "a:2"}]}},
+            "updateStrategy": strategy},
+        "status": status,
+    }))
+    .unwrap()
+}
+
+fn ads_status(updated: i32, available: i32) -> serde_json::Value {
+    json!({"observedGeneration": 2, "desiredNumberScheduled": 10, "currentNumberScheduled": 10,
+        "numberMisscheduled": 0, "numberReady": available, "numberAvailable": available,
+        "updatedNumberScheduled": updated, "updateRevision": "agent-7d9f"})
+}
+
+#[test]
+fn advanced_daemonset_lines_are_kubectls_daemonset_lines() {
+    // kruise-tools has no viewer here: "no status viewer has been implemented for DaemonSet.apps.kruise.io".
+    let rolling = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}});
+    let mut unobserved = ads_status(10, 10);
+    unobserved["observedGeneration"] = json!(1);
+    let lines = [
+        (
+            unobserved,
+            "Waiting for daemon set spec update to be observed...",
+            false,
+        ),
+        (
+            ads_status(4, 8),
+            "Waiting for daemon set \"agent\" rollout to finish: 4 out of 10 new pods have been updated...",
+            false,
+        ),
+        (
+            ads_status(10, 9),
+            "Waiting for daemon set \"agent\" rollout to finish: 9 of 10 updated pods are available...",
+            false,
+        ),
+        (
+            ads_status(10, 10),
+            "daemon set \"agent\" successfully rolled out",
+            true,
+        ),
+    ];
+    for (status, line, done) in lines {
+        let s = advanced_daemonset(&ads(rolling.clone(), status)).unwrap();
+        assert_eq!((s.line.as_str(), s.done), (line, done));
+    }
+}
+
+#[test]
+fn an_advanced_daemonset_partition_is_resolved_as_the_controller_does() {
+    // 30% of 10 nodes stay on the old revision: 7 to update.
+    let partitioned = json!({"rollingUpdate": {"partition": "30%"}});
+    let s = advanced_daemonset(&ads(partitioned.clone(), ads_status(6, 10))).unwrap();
+    assert_eq!(
+        (s.line.as_str(), s.done),
+        (
+            "Waiting for daemon set \"agent\" rollout to finish: 6 out of 7 new pods have been updated...",
+            false
+        )
+    );
+    let s = advanced_daemonset(&ads(partitioned, ads_status(7, 10))).unwrap();
+    assert_eq!(
+        (s.line.as_str(), s.done),
+        (
+            "partitioned roll out complete: 7 new pods have been updated...",
+            true
+        )
+    );
+    let on_delete = advanced_daemonset(&ads(json!({"type": "OnDelete"}), ads_status(0, 10)));
+    assert_eq!(
+        on_delete.unwrap_err().to_string(),
+        "rollout status is only available for RollingUpdate strategy type"
+    );
+}

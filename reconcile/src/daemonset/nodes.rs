@@ -249,15 +249,9 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    /// `partition` resolved against the desired count (rounding down), at most the desired count.
+    /// `partition` resolved against the desired count ([`partition_of`]).
     pub fn partition(&self) -> Result<i32, InvalidIntOrPercent> {
-        match self.rolling().and_then(|r| r.partition.as_ref()) {
-            Some(v) => Ok(
-                scaled_i32(v, self.desired, false, "updateStrategy.rollingUpdate.partition")?
-                    .clamp(0, self.desired),
-            ),
-            None => Ok(0),
-        }
+        partition_of(self.rolling(), self.desired)
     }
 
     /// `burstReplicas` (default 250) resolved against the desired count (rounding down), at least 1.
@@ -267,5 +261,19 @@ impl<'a> Ctx<'a> {
             None => DEFAULT_BURST_REPLICAS,
         };
         Ok(usize::try_from(burst.max(1)).unwrap_or(1))
+    }
+}
+
+/// How many of `desired` nodes `rollingUpdate.partition` keeps at old revisions: an int or a percent
+/// (rounding down), at most `desired`.
+pub fn partition_of(
+    rolling: Option<&RollingUpdateDaemonSet>,
+    desired: i32,
+) -> Result<i32, InvalidIntOrPercent> {
+    match rolling.and_then(|r| r.partition.as_ref()) {
+        Some(v) => {
+            Ok(scaled_i32(v, desired, false, "updateStrategy.rollingUpdate.partition")?.clamp(0, desired))
+        }
+        None => Ok(0),
     }
 }
