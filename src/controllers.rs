@@ -9,6 +9,8 @@
 //!   (off with `--feature-gates ImagePullJobGate=false`);
 //! - [`image_list_pull_job`]: one ImagePullJob per image of an ImageListPullJob, status, TTL;
 //! - [`launch_priority`]: the `<pod>-barrier` ConfigMap that releases containers by launch priority;
+//! - [`persistentpodstate`]: PersistentPodState pod states (node topology) and the PersistentPodStates
+//!   annotated StatefulSets ask for;
 //! - [`pub_status`]: PodUnavailableBudget status (counts, pruning of disruptedPods/unavailablePods);
 //! - [`resource_distribution`]: ResourceDistribution copies and status (off with
 //!   `--feature-gates ResourceDistributionGate=false`);
@@ -42,6 +44,7 @@ pub mod image_list_pull_job;
 pub mod image_pull_job;
 pub mod launch_priority;
 pub mod node_image;
+pub mod persistentpodstate;
 pub mod pod_readiness;
 pub mod pods;
 pub mod pub_status;
@@ -161,6 +164,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     set.spawn(daemonset::run(context.clone()));
     set.spawn(ephemeraljob::run(context.clone()));
     set.spawn(pods::run(context.clone()));
+    set.spawn(persistentpodstate::run(context.clone()));
     set.spawn(pub_status::run(context.clone()));
     if context
         .settings

@@ -72,6 +72,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "imagelistpulljobs.apps.kruise.io",
             "imagepulljobs.apps.kruise.io",
             "nodeimages.apps.kruise.io",
+            "persistentpodstates.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
             "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
@@ -147,6 +148,8 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
         assert!(short(plural).is_empty(), "{plural}");
     }
     assert_eq!(short("uniteddeployments"), ["ud"]);
+    // OpenKruise declares neither a short name nor columns for PersistentPodState; ours are additions.
+    assert_eq!(short("persistentpodstates"), ["pps"]);
     let columns = |p: &str| -> Vec<String> {
         by_plural(&all, p).spec.versions[1]
             .additional_printer_columns
@@ -200,6 +203,14 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
             "FAILED=.status.failed"
         ]
     );
+    assert_eq!(
+        columns("persistentpodstates"),
+        ["TARGET=.spec.targetRef.name", "AGE=.metadata.creationTimestamp"]
+    );
+    for v in &by_plural(&all, "persistentpodstates").spec.versions {
+        let sub = v.subresources.as_ref().expect("subresources");
+        assert!(sub.status.is_some() && sub.scale.is_none(), "status only");
+    }
     assert_eq!(short("daemonsets"), ["daemon", "ads"]);
     assert_eq!(
         columns("daemonsets"),

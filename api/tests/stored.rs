@@ -28,6 +28,8 @@ fn decodes(value: &Value) -> Result<(), String> {
         }
         ("UnitedDeployment", true) => decode::<apps_v1beta1::UnitedDeployment>(kind, value).map(drop),
         ("UnitedDeployment", false) => decode::<apps_v1alpha1::UnitedDeployment>(kind, value).map(drop),
+        ("PersistentPodState", true) => decode::<apps_v1beta1::PersistentPodState>(kind, value).map(drop),
+        ("PersistentPodState", false) => decode::<apps_v1alpha1::PersistentPodState>(kind, value).map(drop),
         ("PodUnavailableBudget", true) => {
             decode::<policy_v1beta1::PodUnavailableBudget>(kind, value).map(drop)
         }
@@ -58,6 +60,7 @@ const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "WorkloadSpread"),
     ("apps.kruise.io", "ResourceDistribution"),
     ("apps.kruise.io", "UnitedDeployment"),
+    ("apps.kruise.io", "PersistentPodState"),
     ("policy.kruise.io", "PodUnavailableBudget"),
 ];
 
@@ -176,6 +179,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/cluster/workloadspread.yaml"),
         include_str!("../../examples/cluster/resourcedistribution.yaml"),
         include_str!("../../examples/cluster/uniteddeployment.yaml"),
+        include_str!("../../examples/cluster/persistentpodstate.yaml"),
         include_str!("../../examples/playground/cloneset.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
         include_str!("../../examples/playground/broadcastjob.yaml"),

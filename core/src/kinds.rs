@@ -20,8 +20,8 @@ use kruise_api::{
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob, EphemeralJob},
     apps_v1beta1::{
         CloneSet, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob, NodeImage,
-        ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet, UnitedDeployment,
-        WorkloadSpread,
+        PersistentPodState, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet,
+        UnitedDeployment, WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,
 };
@@ -262,5 +262,11 @@ registry! {
     united_deployments: UnitedDeployment {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::uniteddeployment_to_v1beta1),
+    },
+    /// PersistentPodStates, read as v1beta1: the pod webhook injects their recorded topology and
+    /// their controller records it (`docs/persistentpodstate.md`).
+    persistent_pod_states: PersistentPodState {
+        namespaced: true, status: true, optional: false,
+        convert: Some(kruise_api::persistentpodstate_to_v1beta1),
     },
 }

@@ -96,7 +96,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         volumes: None,
         restart_policy: None,
         pinned_node: None,
-        ephemeral_containers: None,
+        ..Default::default()
     });
     let cond = |t: &str| PodCondition {
         type_: t.into(),
@@ -114,7 +114,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
             ready: true,
             ..Default::default()
         }]),
-        ephemeral_container_statuses: None,
+        ..Default::default()
     });
     p
 }

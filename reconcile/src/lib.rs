@@ -9,6 +9,8 @@
 //! - [`cloneset`]: the CloneSet planner (`pkg/controller/cloneset`; docs/cloneset-controller.md).
 //! - [`daemonset`]: the Advanced DaemonSet planner (`pkg/controller/daemonset`; docs/advanced-daemonset.md).
 //! - [`ephemeraljob`]: the EphemeralJob planner (`pkg/controller/ephemeraljob`; docs/ephemeraljob.md).
+//! - [`persistentpodstate`]: PersistentPodState pod states and auto-generation
+//!   (`pkg/controller/persistentpodstate`; docs/persistentpodstate.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`resource_distribution`]: ResourceDistribution copies and status
 //!   (`pkg/controller/resourcedistribution`; docs/resource-distribution.md).
@@ -43,6 +45,7 @@ pub mod inplace;
 pub mod int_or_percent;
 pub mod lifecycle;
 pub mod node_image;
+pub mod persistentpodstate;
 pub mod pods;
 pub mod pub_status;
 pub mod resource_distribution;

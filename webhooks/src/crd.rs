@@ -23,6 +23,7 @@
 //! | `/validate-apps-kruise-io-imagepulljob`, `/validate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | gate, image(s), selectors, parallelism, completion policy |
 //! | `/mutate-apps-kruise-io-uniteddeployment` | UnitedDeployment | defaults (StatefulSet template: pod-template defaults) |
 //! | `/validate-apps-kruise-io-uniteddeployment` | UnitedDeployment | deletion protection, then validation and immutable fields |
+//! | `/validate-apps-kruise-io-persistentpodstate` | PersistentPodState | target, topology, weights, immutable target, conflicts |
 //!
 //! OpenKruise has no defaulting webhook for PodUnavailableBudget or WorkloadSpread (their CRD schemas
 //! carry the defaults), so kruise-rs has none either.
@@ -54,6 +55,7 @@ pub mod ephemeraljob;
 pub mod field;
 pub mod imagepulljob;
 pub mod meta;
+pub mod persistentpodstate;
 pub mod podspec;
 pub mod podunavailablebudget;
 pub mod resourcedistribution;

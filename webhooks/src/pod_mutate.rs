@@ -1,11 +1,13 @@
 //! `/mutate-pod`: what OpenKruise does to a pod on CREATE, in its order (docs/pod-admission.md#mutate-pod):
-//! readiness gate → WorkloadSpread → SidecarSet injection → container launch priority → PUB annotation.
+//! readiness gate → WorkloadSpread → SidecarSet injection → container launch priority → PUB annotation →
+//! PersistentPodState node affinity.
 //!
 //! Each step reads the pod as the previous steps left it (raw JSON, so fields we do not know survive) and
 //! returns RFC 6902 operations against it; the pipeline applies them to its working copy and hands the
 //! concatenated operations back, which apply in order to the object kube-apiserver sent.
 
 pub mod launch_priority;
+pub mod persistent_pod_state;
 pub mod pub_annotation;
 pub mod readiness_gate;
 pub mod sidecarset;
@@ -128,12 +130,13 @@ fn run_steps<V: ClusterView>(
     decision: &mut Decision,
     undo: &mut Vec<crate::patch::Undo>,
 ) -> Result<(), Box<Decision>> {
-    let steps: [Step<V>; 5] = [
+    let steps: [Step<V>; 6] = [
         readiness_gate::mutate,
         workloadspread::mutate,
         sidecarset::mutate,
         launch_priority::mutate,
         pub_annotation::mutate,
+        persistent_pod_state::mutate,
     ];
     let context = PodContext {
         request,

@@ -419,6 +419,17 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    ValidatePersistentPodState {
+        path: "/validate-apps-kruise-io-persistentpodstate",
+        handler: |request, view, settings| crate::crd::persistentpodstate::validate(request, view),
+        registrations: [{
+            name: "vpersistentpodstate.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "persistentpodstates", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     ValidateResourceDistribution {
         path: "/validate-apps-kruise-io-resourcedistribution",
         handler: |request, view, settings| crate::crd::resourcedistribution::validate(request, settings),

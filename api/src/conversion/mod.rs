@@ -34,6 +34,7 @@
 //!   ImageListPullJob: identical in both versions.
 //! * UnitedDeployment: v1alpha1's `subsetReplicas` and `updateStatus` ↔ v1beta1's `updatedRevision`
 //!   and `subsetStatuses[].replicas/partition` (`uniteddeployment.rs`).
+//! * PersistentPodState: lossless; only the topology terms' `nodeTopologyKeys` ↔ `keys` is renamed.
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -50,6 +51,7 @@ mod cloneset;
 mod daemonset;
 mod imagepull;
 mod json;
+mod persistentpodstate;
 mod podunavailablebudget;
 mod resourcedistribution;
 mod sidecarset;
@@ -121,6 +123,7 @@ enum Kind {
     ImagePullJob,
     ImageListPullJob,
     UnitedDeployment,
+    PersistentPodState,
 }
 
 impl Kind {
@@ -136,6 +139,7 @@ impl Kind {
             (crate::apps::GROUP, "ImagePullJob") => Some(Self::ImagePullJob),
             (crate::apps::GROUP, "ImageListPullJob") => Some(Self::ImageListPullJob),
             (crate::apps::GROUP, "UnitedDeployment") => Some(Self::UnitedDeployment),
+            (crate::apps::GROUP, "PersistentPodState") => Some(Self::PersistentPodState),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -154,6 +158,7 @@ impl Kind {
             Self::ImagePullJob => "ImagePullJob",
             Self::ImageListPullJob => "ImageListPullJob",
             Self::UnitedDeployment => "UnitedDeployment",
+            Self::PersistentPodState => "PersistentPodState",
         }
     }
 
@@ -216,6 +221,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::NodeImage | Kind::ImagePullJob | Kind::ImageListPullJob, _) => {}
         (Kind::UnitedDeployment, true) => uniteddeployment::to_v1beta1(&ctx, map)?,
         (Kind::UnitedDeployment, false) => uniteddeployment::to_v1alpha1(&ctx, map)?,
+        (Kind::PersistentPodState, true) => persistentpodstate::to_v1beta1(&ctx, map)?,
+        (Kind::PersistentPodState, false) => persistentpodstate::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -346,6 +353,16 @@ pub fn uniteddeployment_to_v1beta1(value: &Value) -> Result<apps_b::UnitedDeploy
 /// Reads a UnitedDeployment of either version as v1alpha1.
 pub fn uniteddeployment_to_v1alpha1(value: &Value) -> Result<apps_a::UnitedDeployment, ConversionError> {
     typed(value, Kind::UnitedDeployment, "v1alpha1")
+}
+
+/// Reads a PersistentPodState of either version as v1beta1.
+pub fn persistentpodstate_to_v1beta1(value: &Value) -> Result<apps_b::PersistentPodState, ConversionError> {
+    typed(value, Kind::PersistentPodState, "v1beta1")
+}
+
+/// Reads a PersistentPodState of either version as v1alpha1.
+pub fn persistentpodstate_to_v1alpha1(value: &Value) -> Result<apps_a::PersistentPodState, ConversionError> {
+    typed(value, Kind::PersistentPodState, "v1alpha1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 mod cloneset;
 mod daemonset;
 mod imagepull;
+mod persistentpodstate;
 mod pub_budget;
 mod resourcedistribution;
 mod sidecarset;

@@ -184,13 +184,13 @@ fn parallelism_and_replicas_bound_the_injections() {
     );
 }
 
-/// The containers' states, the expected phase and counts.
-type PhaseCase = (Vec<ContainerState>, Phase, (i32, i32, i32, i32));
+/// Succeeded, failed, running and waiting counts.
+type Counts = (i32, i32, i32, i32);
 
 #[test]
 fn phases_follow_openkruise_order() {
     let j = job(None, Some(3));
-    let cases: Vec<PhaseCase> = vec![
+    let cases: Vec<(Vec<ContainerState>, Phase, Counts)> = vec![
         (vec![exited(0), exited(0)], Phase::Succeeded, (2, 0, 0, 0)),
         (vec![exited(0), running()], Phase::Running, (1, 0, 1, 0)),
         (vec![exited(2), exited(1)], Phase::Failed, (0, 2, 0, 0)),

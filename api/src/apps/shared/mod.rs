@@ -4,6 +4,7 @@
 pub mod cloneset;
 pub mod daemonset;
 pub mod imagepull;
+pub mod persistentpodstate;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;

@@ -3,6 +3,7 @@
 pub mod cloneset;
 pub mod daemonset;
 pub mod imagepull;
+pub mod persistentpodstate;
 pub mod resourcedistribution;
 pub mod sidecarset;
 pub mod statefulset;
@@ -12,6 +13,7 @@ pub mod workloadspread;
 pub use cloneset::*;
 pub use daemonset::*;
 pub use imagepull::*;
+pub use persistentpodstate::*;
 pub use resourcedistribution::*;
 pub use sidecarset::*;
 pub use statefulset::*;
