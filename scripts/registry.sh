@@ -4,8 +4,9 @@
 #
 #   scripts/registry.sh start DIR PORT          installs docker-registry + skopeo if missing (Debian, as
 #                                               root), serves 127.0.0.1:PORT from DIR, waits until it answers
-#   scripts/registry.sh push DIR PORT NAME:TAG  pushes a small one-layer image (a text file naming NAME:TAG,
-#                                               so every tag has its own digest) as 127.0.0.1:PORT/NAME:TAG
+#   scripts/registry.sh push DIR PORT NAME:TAG  pushes a small runnable one-layer image (busybox, and
+#                                               /image.txt naming NAME:TAG, so every tag has its own digest;
+#                                               scripts/busybox_image.py) as 127.0.0.1:PORT/NAME:TAG
 #   scripts/registry.sh stop DIR                stops what `start DIR` started
 #
 # containerd pulls from 127.0.0.1 over plain HTTP without configuration.
@@ -16,11 +17,11 @@ DIR=$(mkdir -p "${2:?usage: registry.sh start|push|stop DIR ...}" && cd "$2" && 
 case $ACTION in
 start)
   PORT=${3:?usage: registry.sh start DIR PORT}
-  if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/null 2>&1; then
-    [[ $(id -u) -eq 0 ]] || { echo "docker-registry/skopeo missing; run as root to install them" >&2; exit 1; }
+  if ! command -v docker-registry >/dev/null 2>&1 || ! command -v skopeo >/dev/null 2>&1 || [[ ! -x /bin/busybox ]]; then
+    [[ $(id -u) -eq 0 ]] || { echo "docker-registry/skopeo/busybox-static missing; run as root to install them" >&2; exit 1; }
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq docker-registry skopeo >/dev/null ||
-      { apt-get update -qq && apt-get install -y -qq docker-registry skopeo >/dev/null; }
+    apt-get install -y -qq docker-registry skopeo busybox-static >/dev/null ||
+      { apt-get update -qq && apt-get install -y -qq docker-registry skopeo busybox-static >/dev/null; }
   fi
   mkdir -p "$DIR/data"
   cat >"$DIR/config.yml" <<YML
@@ -46,35 +47,7 @@ push)
   PORT=${3:?usage: registry.sh push DIR PORT NAME:TAG}
   REF=${4:?usage: registry.sh push DIR PORT NAME:TAG}
   LAYOUT=$DIR/layouts/${REF//[:\/]/_}
-  python3 - "$LAYOUT" "$REF" <<'PY'
-import gzip, hashlib, io, json, sys, tarfile
-from pathlib import Path
-layout, ref = Path(sys.argv[1]), sys.argv[2]
-blobs = layout / "blobs" / "sha256"
-blobs.mkdir(parents=True, exist_ok=True)
-def blob(data):
-    digest = hashlib.sha256(data).hexdigest()
-    (blobs / digest).write_bytes(data)
-    return "sha256:" + digest
-raw = io.BytesIO()
-with tarfile.open(fileobj=raw, mode="w") as tar:
-    text = f"{ref}\n".encode()
-    info = tarfile.TarInfo("image.txt")
-    info.size = len(text)
-    tar.addfile(info, io.BytesIO(text))
-layer = gzip.compress(raw.getvalue(), mtime=0)
-config = json.dumps({"architecture": "amd64", "os": "linux",
-    "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw.getvalue()).hexdigest()]},
-    "config": {"Cmd": ["/image.txt"]}}).encode()
-manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-    "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": blob(config), "size": len(config)},
-    "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": blob(layer), "size": len(layer)}]}).encode()
-tag = ref.rsplit(":", 1)[1]
-(layout / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
-(layout / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [{
-    "mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": blob(manifest), "size": len(manifest),
-    "annotations": {"org.opencontainers.image.ref.name": tag}}]}))
-PY
+  python3 "$(dirname "$0")/busybox_image.py" "$LAYOUT" "${REF##*:}" "$REF"
   skopeo --insecure-policy copy -q --dest-tls-verify=false "oci:$LAYOUT:${REF##*:}" "docker://127.0.0.1:$PORT/$REF"
   ;;
 stop)

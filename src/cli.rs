@@ -67,6 +67,37 @@ pub struct PlaygroundArgs {
     /// schedules can be tested without waiting (docs/advancedcronjob.md#clock).
     #[arg(long, value_enum, default_value_t = ClockKind::System)]
     pub clock: ClockKind,
+    /// `simulated` (no container runs), or `containerd[=SOCKET]`: every scheduled pod runs as a real
+    /// host-network sandbox and real containers in that containerd (SOCKET a path or a `unix://` URL;
+    /// default /run/containerd/containerd.sock), shared by all the playground's nodes
+    /// (docs/playground.md, "Real containers").
+    #[arg(long, value_name = "RUNTIME", default_value = "simulated", value_parser = runtime)]
+    pub runtime: PlaygroundRuntime,
+}
+
+/// What runs the playground's pods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlaygroundRuntime {
+    /// The simulated kubelet.
+    Simulated,
+    /// containerd's CRI socket.
+    Containerd(PathBuf),
+}
+
+/// containerd's usual socket.
+pub const CONTAINERD_SOCKET: &str = "/run/containerd/containerd.sock";
+
+fn runtime(value: &str) -> Result<PlaygroundRuntime, String> {
+    match value.split_once('=') {
+        None if value == "simulated" => Ok(PlaygroundRuntime::Simulated),
+        None if value == "containerd" => Ok(PlaygroundRuntime::Containerd(CONTAINERD_SOCKET.into())),
+        Some(("containerd", socket)) if !socket.is_empty() => Ok(PlaygroundRuntime::Containerd(
+            kruise_playground::kubelet::cri::socket_path(socket),
+        )),
+        _ => Err(format!(
+            "`{value}`: expected `simulated`, `containerd` or `containerd=SOCKET`"
+        )),
+    }
 }
 
 /// Which clock `kruise playground` runs on.

@@ -65,6 +65,9 @@ pub struct Options {
     /// The clock the playground's and kruise-rs's controllers share ([`kruise_playground::Clock::manual`]:
     /// one a test moves forward with `POST /playground/clock`).
     pub clock: kruise_playground::Clock,
+    /// `Some`: pods run as real containers in this CRI runtime (`kruise playground --runtime
+    /// containerd`); `None`: simulated.
+    pub runtime: Option<kruise_playground::kubelet::cri::CriOptions>,
 }
 
 impl Default for Options {
@@ -76,6 +79,7 @@ impl Default for Options {
             settings: Settings::default(),
             external_webhook: None,
             clock: kruise_playground::Clock::system(),
+            runtime: None,
         }
     }
 }
@@ -121,6 +125,7 @@ pub async fn start(options: Options) -> Result<Handle, PlaygroundError> {
         nodes: options.nodes,
         kubelet_delay: options.kubelet_delay,
         clock: options.clock.clone(),
+        runtime: options.runtime.clone(),
         ..PlaygroundOptions::default()
     })
     .await?;
@@ -170,8 +175,15 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
             crate::cli::ClockKind::System => kruise_playground::Clock::system(),
             crate::cli::ClockKind::Manual => kruise_playground::Clock::manual(),
         },
+        runtime: match &args.runtime {
+            crate::cli::PlaygroundRuntime::Simulated => None,
+            crate::cli::PlaygroundRuntime::Containerd(socket) => Some(
+                kruise_playground::kubelet::cri::CriOptions::new(&socket.to_string_lossy()),
+            ),
+        },
         ..Options::default()
     };
+    let options_runtime = options.runtime.clone();
     let handle = start(options).await.context("cannot start the playground")?;
     let path = handle.write_kubeconfig(&args.kubeconfig)?;
     let path = std::path::absolute(&path).unwrap_or(path);
@@ -185,6 +197,9 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
         ),
         (None, Some(metrics)) => println!("kruise-rs metrics: http://{metrics}/metrics"),
         (None, None) => {}
+    }
+    if let Some(runtime) = &options_runtime {
+        println!("pods run as containers in {}", runtime.socket.display());
     }
     if handle.playground.clock().is_manual() {
         println!(

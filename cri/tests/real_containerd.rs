@@ -33,9 +33,16 @@ async fn containerd_is_found_among_the_candidates_and_answers_cri_v1() {
         .list_images(ListImagesRequest { filter: None })
         .await
         .unwrap();
-    assert!(
-        listed.into_inner().images.is_empty(),
-        "a fresh containerd has no images"
+    let tags: Vec<String> = listed
+        .into_inner()
+        .images
+        .into_iter()
+        .flat_map(|i| i.repo_tags)
+        .collect();
+    assert_eq!(
+        tags,
+        [containerd::SANDBOX_IMAGE],
+        "a fresh containerd has only the sandbox image scripts/containerd.sh imports"
     );
 }
 

@@ -13,7 +13,7 @@
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, FieldError};
-use crate::kubelet::{Kubelet, terminated, unpullable};
+use crate::kubelet::simulated::{Simulated as Kubelet, terminated, unpullable};
 use crate::{meta, program};
 
 const LIST: &str = "spec.ephemeralContainers";

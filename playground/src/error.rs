@@ -317,6 +317,9 @@ pub enum StartError {
     /// The server stopped before it was listening.
     #[error("the server stopped before listening")]
     NotListening,
+    /// The container runtime of the CRI kubelet does not answer.
+    #[error("container runtime: {0}")]
+    Runtime(#[from] kruise_cri::ConnectError),
 }
 
 /// Errors building a client or kubeconfig for a running playground.

@@ -7,8 +7,9 @@
 //!   finalizer once none is left;
 //! - namespace controller: a `Terminating` namespace has its contents deleted, then its
 //!   `spec.finalizers` emptied, which removes it;
-//! - pod terminator (the kubelet's part of graceful deletion): a pod with a pending grace period is
-//!   removed `pod_termination_delay` after its deletion began.
+//! - pod terminator (the simulated kubelet's part of graceful deletion): a pod with a pending grace
+//!   period is removed `pod_termination_delay` after its deletion began (`None`: a real kubelet —
+//!   `kubelet::cri` — removes it once its containers stopped).
 //!
 //! Each pass looks at the whole store (shared, not copied); passes run every 200 ms and on changes,
 //! at most one per [`MIN_PASS_INTERVAL`] so that a burst of writes costs one pass, not one each.
@@ -28,7 +29,7 @@ use crate::resources::ResourceDef;
 pub const MIN_PASS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Runs the controllers until the task is aborted.
-pub async fn run(api: Arc<Api>, pod_termination_delay: Duration) {
+pub async fn run(api: Arc<Api>, pod_termination_delay: Option<Duration>) {
     loop {
         let notified = api.store.changed.notified();
         tokio::pin!(notified);
@@ -110,7 +111,7 @@ async fn drop_finalizer(api: &Api, o: &Obj, finalizer: &str) {
 }
 
 /// One pass of every controller.
-pub async fn pass(api: &Api, pod_termination_delay: Duration) {
+pub async fn pass(api: &Api, pod_termination_delay: Option<Duration>) {
     let objs = snapshot(api);
     let by_uid: HashMap<&str, &Obj> = objs.iter().map(|o| (meta::uid_of(&o.value), o)).collect();
     let mut has_dependents: HashSet<&str> = HashSet::new();
@@ -166,8 +167,11 @@ pub async fn pass(api: &Api, pod_termination_delay: Duration) {
         if o.def.plural == "namespaces" && o.def.group.is_empty() {
             terminate_namespace(api, o, &objs).await;
         }
-        if o.def.plural == "pods" && o.def.group.is_empty() {
-            terminate_pod(api, o, pod_termination_delay).await;
+        if o.def.plural == "pods"
+            && o.def.group.is_empty()
+            && let Some(delay) = pod_termination_delay
+        {
+            terminate_pod(api, o, delay).await;
         }
     }
 }

@@ -101,6 +101,9 @@ pub struct PlaygroundOptions {
     pub kubelet_delay: Duration,
     /// The clock the built-in controllers read ([`Clock::manual`]: one a test advances).
     pub clock: Clock,
+    /// `Some`: the kubelet runs pods as real containers in this CRI runtime (`kubelet::cri`);
+    /// `None`: simulated containers.
+    pub runtime: Option<kubelet::cri::CriOptions>,
 }
 
 impl Default for PlaygroundOptions {
@@ -115,6 +118,7 @@ impl Default for PlaygroundOptions {
             nodes: 0,
             kubelet_delay: Duration::from_millis(100),
             clock: Clock::system(),
+            runtime: None,
         }
     }
 }
@@ -131,6 +135,7 @@ impl std::fmt::Debug for PlaygroundOptions {
             .field("nodes", &self.nodes)
             .field("kubelet_delay", &self.kubelet_delay)
             .field("clock", &self.clock)
+            .field("runtime", &self.runtime)
             .finish()
     }
 }
@@ -145,12 +150,17 @@ pub struct Playground {
     server: tokio::task::JoinHandle<()>,
     controllers: tokio::task::JoinHandle<()>,
     simulation: Option<tokio::task::JoinHandle<()>>,
+    cri: Option<Arc<kubelet::cri::CriKubelet>>,
 }
 
 impl Playground {
     /// Starts the API server (HTTPS, self-signed serving certificate for `localhost` and
     /// `127.0.0.1`) and its background controllers.
     pub async fn start(options: PlaygroundOptions) -> Result<Playground, StartError> {
+        let cri = match &options.runtime {
+            Some(cri) if options.nodes > 0 => Some(kubelet::cri::CriKubelet::start(cri.clone()).await?),
+            _ => None,
+        };
         let (ca_pem, rustls) = tls::self_signed()?;
         let mut hooks = options.admission.clone();
         hooks.push(Arc::new(webhook::Webhooks {
@@ -172,18 +182,25 @@ impl Playground {
         });
         let addr = handle.listening().await.ok_or(StartError::NotListening)?;
         let (gc, disruption) = (
-            gc::run(api.clone(), options.pod_termination_delay),
+            gc::run(
+                api.clone(),
+                cri.is_none().then_some(options.pod_termination_delay),
+            ),
             disruption::run(api.clone()),
         );
         let controllers = tokio::spawn(async move {
             tokio::join!(gc, disruption);
         });
         let simulation = (options.nodes > 0).then(|| {
-            let kubelet = kubelet::Kubelet::new(options.kubelet_delay);
+            let kubelet = match &cri {
+                Some(cri) => kubelet::Kubelet::Cri(cri.clone()),
+                None => kubelet::Kubelet::new(options.kubelet_delay),
+            };
             tokio::spawn(simulation::run(api.clone(), options.nodes, kubelet))
         });
         Ok(Playground {
             simulation,
+            cri,
             addr,
             ca_pem,
             api,
@@ -235,11 +252,15 @@ impl Playground {
         Ok(kube::Client::try_from(config)?)
     }
 
-    /// Stops serving and the controllers; open watches are cut.
+    /// Stops serving and the controllers; open watches are cut. With a real runtime, the sandboxes
+    /// and containers of this playground are removed.
     pub async fn shutdown(mut self) {
         self.controllers.abort();
         if let Some(sim) = &self.simulation {
             sim.abort();
+        }
+        if let Some(cri) = self.cri.take() {
+            cri.clean_up().await;
         }
         self.handle.shutdown();
         let _ = (&mut self.server).await;
@@ -247,11 +268,15 @@ impl Playground {
 }
 
 impl Drop for Playground {
-    /// A playground dropped without [`Playground::shutdown`] stops too.
+    /// A playground dropped without [`Playground::shutdown`] stops too (and removes its containers,
+    /// waiting for the runtime).
     fn drop(&mut self) {
         self.controllers.abort();
         if let Some(sim) = &self.simulation {
             sim.abort();
+        }
+        if let Some(cri) = self.cri.take() {
+            cri.clean_up_blocking();
         }
         self.handle.shutdown();
         self.server.abort();

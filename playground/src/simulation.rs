@@ -1,7 +1,7 @@
 //! The simulated data plane, one task beside the garbage collector: the node lifecycle taints and
 //! taint eviction,
 //! the Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob and Job controllers, the volume
-//! binder, the scheduler and the kubelets of `nodes` Ready nodes. Passes run on every store
+//! binder, the scheduler and the kubelets of `nodes` Ready nodes (simulated or on a real runtime). Passes run on every store
 //! change (at most one per 10 ms) and every 50 ms (so container start delays are honoured closely).
 
 use std::sync::Arc;

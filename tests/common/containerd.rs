@@ -5,6 +5,9 @@
 
 use std::{path::Path, process::Command};
 
+/// The pod sandbox image `scripts/containerd.sh` imports and configures (busybox, sleeping forever).
+pub const SANDBOX_IMAGE: &str = "localhost/kruise-playground/sandbox:busybox";
+
 fn script() -> Command {
     crate::repo_script::bash_script("containerd.sh")
 }

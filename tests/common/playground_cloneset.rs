@@ -74,12 +74,19 @@ impl Drop for Env {
 }
 
 pub async fn start_with(kubelet_delay: Duration, cs: Value) -> Env {
-    let pg = start(Options {
-        kubelet_delay,
-        ..Options::default()
-    })
+    start_on(
+        Options {
+            kubelet_delay,
+            ..Options::default()
+        },
+        cs,
+    )
     .await
-    .expect("playground starts");
+}
+
+/// [`start_with`] a playground started with `options` (a real runtime, say).
+pub async fn start_on(options: Options, cs: Value) -> Env {
+    let pg = start(options).await.expect("playground starts");
     let client: Client = pg.client.clone();
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NS}})).unwrap();
     Api::<Namespace>::all(client.clone())

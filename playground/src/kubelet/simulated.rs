@@ -1,4 +1,5 @@
-//! The simulated kubelet: pods bound to a node get their status as a kubelet reports it.
+//! The simulated runtime (the default): no container runs; pods bound to a node get the status a
+//! kubelet would report.
 //!
 //! - each container starts `delay` after it was first seen (or its image changed): `running`,
 //!   `started`, `ready`, `imageID` `<image>@sha256:<sha256 of the image name>`; until then it is
@@ -13,9 +14,8 @@
 //!   scripts of those) terminates that long after it started (`Completed` for 0, else `Error`);
 //!   `restartPolicy` restarts it (Always; OnFailure for non-zero codes) with `restartCount + 1`
 //!   after `CrashLoopBackOff` for the start delay, or leaves it ended;
-//! - conditions `PodScheduled`, `Initialized`, `ContainersReady`, `Ready` (Ready also needs every
-//!   `readinessGates` condition True); phase `Running` once a container runs (or restarts),
-//!   `Succeeded`/`Failed` once every container ended for good (the kubelet's `getPhase`);
+//! - conditions, phase and IPs as [`super::pod_status`] makes them (`hostIP` 172.18.0.N+1 for node N,
+//!   `podIP` in 10.244.N.0/24);
 //! - ephemeral containers get `ephemeralContainerStatuses` the same way, never restarted or ready
 //!   (`ephemeral` module).
 
@@ -29,9 +29,11 @@ use crate::api::{Api, UpdateMode};
 use crate::store::ResKey;
 use crate::{meta, program};
 
+use super::pod_status::{pod_status, restarts, strip_times};
+
 /// The kubelets of every node, with when each container (by pod uid, name, image) was first seen.
 #[derive(Debug, Default)]
-pub struct Kubelet {
+pub struct Simulated {
     /// Time from a container's (re)creation to running and ready.
     pub delay: Duration,
     seen: Mutex<HashMap<(String, String, String), Instant>>,
@@ -61,7 +63,7 @@ pub fn unpullable(image: &str) -> Option<String> {
 }
 
 /// The message of a missing ConfigMap key, as the kubelet's.
-fn missing_config(api: &Api, ns: &str, container: &Value) -> Option<String> {
+pub(super) fn missing_config(api: &Api, ns: &str, container: &Value) -> Option<String> {
     for env in container["env"].as_array().into_iter().flatten() {
         let r = &env["valueFrom"]["configMapKeyRef"];
         if !r.is_object() || r["optional"].as_bool() == Some(true) {
@@ -82,24 +84,10 @@ fn missing_config(api: &Api, ns: &str, container: &Value) -> Option<String> {
     None
 }
 
-fn condition(kind: &str, ok: bool, old: &Value, now: &str) -> Value {
-    let status = if ok { "True" } else { "False" };
-    let previous = old["status"]["conditions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["type"] == kind);
-    let since = match previous {
-        Some(c) if c["status"] == status => c["lastTransitionTime"].clone(),
-        _ => json!(now),
-    };
-    json!({"type": kind, "status": status, "lastProbeTime": null, "lastTransitionTime": since})
-}
-
-impl Kubelet {
+impl Simulated {
     /// A kubelet starting containers after `delay`.
     pub fn new(delay: Duration) -> Self {
-        Kubelet {
+        Simulated {
             delay,
             seen: Mutex::default(),
             settled: Mutex::default(),
@@ -235,66 +223,17 @@ impl Kubelet {
             .flatten()
             .map(|c| self.container(api, pod, c, &now))
             .collect();
-        let all_ready = containers.iter().all(|c| c["ready"] == true);
-        let phase = phase(pod, &containers);
-        let conditions = pod["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let gates_ok = pod["spec"]["readinessGates"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .all(|g| {
-                conditions
-                    .iter()
-                    .any(|c| c["type"] == g["conditionType"] && c["status"] == "True")
-            });
-        let ours = ["PodScheduled", "Initialized", "ContainersReady", "Ready"];
-        let mut next: Vec<Value> = vec![
-            condition("PodScheduled", true, pod, &now),
-            condition("Initialized", true, pod, &now),
-            condition("ContainersReady", all_ready, pod, &now),
-            condition("Ready", all_ready && gates_ok, pod, &now),
-        ];
-        next.extend(
-            conditions
-                .into_iter()
-                .filter(|c| !ours.iter().any(|o| c["type"] == *o)),
-        );
-        let mut status = pod["status"].clone();
-        if !status.is_object() {
-            status = json!({});
-        }
         let node = pod["spec"]["nodeName"].as_str().unwrap_or_default();
         let index = node.rsplit('-').next().unwrap_or("1");
-        if matches!(phase, "Succeeded" | "Failed") {
-            // The kubelet's reason for a pod whose containers all ended.
-            for c in next
-                .iter_mut()
-                .filter(|c| c["type"] == "Ready" || c["type"] == "ContainersReady")
-            {
-                c["reason"] = json!("PodCompleted");
-            }
-        }
-        status["phase"] = json!(phase);
-        status["conditions"] = json!(next);
-        status["containerStatuses"] = json!(containers);
+        let host_ip = format!("172.18.0.{}", index.parse::<u32>().unwrap_or(1) + 1);
+        let n: u32 = meta::uid_of(pod).bytes().map(u32::from).sum();
+        let pod_ip = format!("10.244.{index}.{}", n % 250 + 2);
+        let mut status = pod_status(pod, containers, &now, &host_ip, &pod_ip);
         if pod["spec"]["ephemeralContainers"]
             .as_array()
             .is_some_and(|e| !e.is_empty())
         {
             status["ephemeralContainerStatuses"] = json!(crate::ephemeral::statuses(self, pod, &now));
-        }
-        status["hostIP"] = json!(format!("172.18.0.{}", index.parse::<u32>().unwrap_or(1) + 1));
-        if status["podIP"].as_str().is_none_or(str::is_empty) {
-            let n: u32 = meta::uid_of(pod).bytes().map(u32::from).sum();
-            let ip = format!("10.244.{index}.{}", n % 250 + 2);
-            status["podIP"] = json!(ip);
-            status["podIPs"] = json!([{"ip": ip}]);
-        }
-        if status["startTime"].is_null() {
-            status["startTime"] = json!(now);
         }
         status
     }
@@ -364,15 +303,6 @@ impl Kubelet {
     }
 }
 
-/// Whether the pod's `restartPolicy` restarts a container that exited with `code`.
-fn restarts(pod: &Value, code: i64) -> bool {
-    match pod["spec"]["restartPolicy"].as_str() {
-        Some("Never") => false,
-        Some("OnFailure") => code != 0,
-        _ => true,
-    }
-}
-
 /// A running container that exited: `Completed` for 0, else `Error`, as containerd reports.
 pub(crate) fn terminated(old: &Value, code: i32, now: &str) -> Value {
     let mut status = old.clone();
@@ -384,39 +314,4 @@ pub(crate) fn terminated(old: &Value, code: i32, now: &str) -> Value {
         "containerID": old["containerID"],
     }});
     status
-}
-
-/// The pod phase of the kubelet's `getPhase`: Running while a container runs or is being
-/// restarted; Succeeded/Failed once every container ended for good (Failed if any exited
-/// non-zero); Pending before.
-fn phase(pod: &Value, containers: &[Value]) -> &'static str {
-    let exit = |c: &Value| c["state"]["terminated"]["exitCode"].as_i64();
-    if containers.iter().any(|c| c["state"]["running"].is_object()) {
-        return "Running";
-    }
-    let ended: Vec<i64> = containers
-        .iter()
-        .filter_map(exit)
-        .filter(|code| !restarts(pod, *code))
-        .collect();
-    if !containers.is_empty() && ended.len() == containers.len() {
-        return if ended.iter().all(|c| *c == 0) {
-            "Succeeded"
-        } else {
-            "Failed"
-        };
-    }
-    let restarting = containers
-        .iter()
-        .any(|c| exit(c).is_some() || c["lastState"]["terminated"].is_object());
-    if restarting { "Running" } else { "Pending" }
-}
-
-/// A status without the fields that change on every report.
-fn strip_times(status: &Value) -> Value {
-    let mut s = status.clone();
-    for c in s["conditions"].as_array_mut().into_iter().flatten() {
-        c["lastTransitionTime"] = Value::Null;
-    }
-    s
 }
