@@ -1,4 +1,4 @@
-//! The `pods/ephemeralcontainers` subresource and the kubelet's view of ephemeral containers.
+//! The `pods/ephemeralcontainers` subresource (the simulated kubelet's statuses: `kubelet::ephemeral`).
 //!
 //! As kube-apiserver (`pkg/apis/core/validation`, `ValidatePodEphemeralContainersUpdate`): a write
 //! through the subresource changes only `spec.ephemeralContainers`; existing entries may be neither
@@ -6,15 +6,11 @@
 //! pod and an image, may name an existing container as `targetContainerName`, and may not set the
 //! fields that would make it part of the workload (ports, resources, probes, lifecycle, restart
 //! policy, volume subpaths). Writes of the pod itself may not change the list.
-//!
-//! The kubelet starts an ephemeral container like any other (after the start delay, or never for an
-//! unpullable image), never restarts it and never reports it ready.
 
 use serde_json::{Value, json};
 
 use crate::error::{ApiError, FieldError};
-use crate::kubelet::simulated::{Simulated as Kubelet, terminated, unpullable};
-use crate::{meta, program};
+use crate::meta;
 
 const LIST: &str = "spec.ephemeralContainers";
 /// Fields an ephemeral container may not set (kube's allow-list, inverted).
@@ -29,13 +25,13 @@ const FORBIDDEN: &[&str] = &[
     "restartPolicy",
 ];
 
-fn entries(pod: &Value) -> &[Value] {
+pub(crate) fn entries(pod: &Value) -> &[Value] {
     pod["spec"]["ephemeralContainers"]
         .as_array()
         .map_or(&[], Vec::as_slice)
 }
 
-fn name_of(c: &Value) -> &str {
+pub(crate) fn name_of(c: &Value) -> &str {
     c["name"].as_str().unwrap_or_default()
 }
 
@@ -197,63 +193,6 @@ pub fn default_new(old: &Value, new: &mut Value) {
     }
 }
 
-/// The `ephemeralContainerStatuses` the kubelet reports for `pod`.
-pub fn statuses(kubelet: &Kubelet, pod: &Value, now: &str) -> Vec<Value> {
-    let uid = meta::uid_of(pod);
-    entries(pod)
-        .iter()
-        .map(|spec| {
-            let (name, image) = (name_of(spec), spec["image"].as_str().unwrap_or_default());
-            let old = pod["status"]["ephemeralContainerStatuses"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|s| s["name"] == name);
-            if let Some(old) = old {
-                if old["state"]["terminated"].is_object() {
-                    return old.clone();
-                }
-                if old["state"]["running"].is_object() {
-                    return match program::exit_of(spec) {
-                        Some(exit) if kubelet.running_for(uid, name, image) >= exit.runs => {
-                            terminated(old, exit.exit_code, now)
-                        }
-                        _ => old.clone(),
-                    };
-                }
-            }
-            let mut status = json!({"name": name, "image": image, "imageID": "", "restartCount": 0,
-                "ready": false, "started": false});
-            if let Some(message) = unpullable(image) {
-                status["state"] = json!({"waiting": {"reason": "ImagePullBackOff", "message": message}});
-            } else if !kubelet.elapsed(uid, name, image) {
-                status["state"] = json!({"waiting": {"reason": "ContainerCreating"}});
-            } else {
-                let id = meta::uid().replace('-', "");
-                status["containerID"] = json!(format!("containerd://{id}"));
-                status["imageID"] = json!(crate::kubelet::image_id(image));
-                status["state"] = json!({"running": {"startedAt": now}});
-                status["started"] = json!(true);
-            }
-            status
-        })
-        .collect()
-}
-
-/// Whether every ephemeral container has ended (so its status will not change on its own).
-pub fn all_ended(pod: &Value) -> bool {
-    let statuses = pod["status"]["ephemeralContainerStatuses"].as_array();
-    entries(pod).iter().all(|c| {
-        statuses.into_iter().flatten().any(|s| {
-            s["name"] == name_of(c) && (s["state"]["terminated"].is_object() || unpullable_waiting(s))
-        })
-    })
-}
-
-fn unpullable_waiting(s: &Value) -> bool {
-    s["state"]["waiting"]["reason"] == "ImagePullBackOff"
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -363,29 +302,5 @@ mod tests {
         assert_eq!(b["terminationMessagePolicy"], "File");
         assert_eq!(b["terminationMessagePath"], "/dev/termination-log");
         assert!(b.get("resources").is_none());
-    }
-
-    #[test]
-    fn statuses_start_run_and_end() {
-        let kubelet = Kubelet::new(std::time::Duration::ZERO);
-        let mut p = pod(json!([
-            {"name": "quick", "image": "busybox", "command": ["sh", "-c", "exit 3"]},
-            {"name": "forever", "image": "busybox"},
-            {"name": "bad", "image": "registry.invalid/x:1"},
-        ]));
-        let first = statuses(&kubelet, &p, "t1");
-        assert!(first[0]["state"]["running"].is_object(), "{first:?}");
-        assert_eq!(first[0]["ready"], false);
-        assert_eq!(first[2]["state"]["waiting"]["reason"], "ImagePullBackOff");
-        p["status"]["ephemeralContainerStatuses"] = json!(first);
-        assert!(!all_ended(&p));
-        let second = statuses(&kubelet, &p, "t2");
-        assert_eq!(second[0]["state"]["terminated"]["exitCode"], 3);
-        assert_eq!(second[0]["state"]["terminated"]["reason"], "Error");
-        assert!(second[1]["state"]["running"].is_object());
-        p["status"]["ephemeralContainerStatuses"] = json!(second);
-        // A terminated ephemeral container is never restarted.
-        let third = statuses(&kubelet, &p, "t3");
-        assert_eq!(third[0], p["status"]["ephemeralContainerStatuses"][0]);
     }
 }

@@ -7,6 +7,7 @@
 //!   all the playground's nodes share (docs/playground.md, "Real containers").
 
 pub mod cri;
+mod ephemeral;
 mod pod_status;
 pub mod simulated;
 
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use crate::api::Api;
 
-pub use simulated::{image_id, unpullable};
+pub use pod_status::{image_id, unpullable};
 
 /// The kubelet of every node, on one runtime.
 #[derive(Debug)]

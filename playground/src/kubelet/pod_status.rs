@@ -120,3 +120,36 @@ pub fn strip_times(status: &Value) -> Value {
     }
     s
 }
+
+/// `<image>@sha256:<hex sha256 of the image reference>`.
+pub fn image_id(image: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, image.as_bytes());
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    let repo = image.split('@').next().unwrap_or(image);
+    let repo = match repo.rsplit_once(':') {
+        Some((r, tag)) if !tag.contains('/') => r,
+        _ => repo,
+    };
+    format!("{repo}@sha256:{hex}")
+}
+
+/// The back-off message of an image no registry serves: one whose registry host is in the `.invalid` domain
+/// (RFC 2606: it never resolves), e.g. `registry.invalid/agent:2`.
+pub fn unpullable(image: &str) -> Option<String> {
+    let (first, rest) = image.split_once('/')?;
+    let host = first.split(':').next().unwrap_or(first);
+    (!rest.is_empty() && host.ends_with(".invalid")).then(|| format!("Back-off pulling image \"{image}\""))
+}
+
+/// A running container that exited: `Completed` for 0, else `Error`, as containerd reports.
+pub fn terminated(old: &Value, code: i32, now: &str) -> Value {
+    let mut status = old.clone();
+    status["ready"] = json!(false);
+    status["started"] = json!(false);
+    status["state"] = json!({"terminated": {
+        "exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
+        "startedAt": old["state"]["running"]["startedAt"], "finishedAt": now,
+        "containerID": old["containerID"],
+    }});
+    status
+}

@@ -29,7 +29,7 @@ use crate::api::{Api, UpdateMode};
 use crate::store::ResKey;
 use crate::{meta, program};
 
-use super::pod_status::{pod_status, restarts, strip_times};
+use super::pod_status::{image_id, pod_status, restarts, strip_times, terminated, unpullable};
 
 /// The kubelets of every node, with when each container (by pod uid, name, image) was first seen.
 #[derive(Debug, Default)]
@@ -40,26 +40,6 @@ pub struct Simulated {
     /// Pods (uid → resourceVersion) whose every container runs its image and whose status was
     /// already reported: nothing to do until the pod changes.
     settled: Mutex<HashMap<String, String>>,
-}
-
-/// `<image>@sha256:<hex sha256 of the image reference>`.
-pub fn image_id(image: &str) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, image.as_bytes());
-    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
-    let repo = image.split('@').next().unwrap_or(image);
-    let repo = match repo.rsplit_once(':') {
-        Some((r, tag)) if !tag.contains('/') => r,
-        _ => repo,
-    };
-    format!("{repo}@sha256:{hex}")
-}
-
-/// The back-off message of an image no registry serves: one whose registry host is in the `.invalid` domain
-/// (RFC 2606: it never resolves), e.g. `registry.invalid/agent:2`.
-pub fn unpullable(image: &str) -> Option<String> {
-    let (first, rest) = image.split_once('/')?;
-    let host = first.split(':').next().unwrap_or(first);
-    (!rest.is_empty() && host.ends_with(".invalid")).then(|| format!("Back-off pulling image \"{image}\""))
 }
 
 /// The message of a missing ConfigMap key, as the kubelet's.
@@ -233,7 +213,7 @@ impl Simulated {
             .as_array()
             .is_some_and(|e| !e.is_empty())
         {
-            status["ephemeralContainerStatuses"] = json!(crate::ephemeral::statuses(self, pod, &now));
+            status["ephemeralContainerStatuses"] = json!(super::ephemeral::statuses(self, pod, &now));
         }
         status
     }
@@ -293,7 +273,7 @@ impl Simulated {
             .into_iter()
             .flatten()
             .any(|c| program::exit_of(c).is_some());
-        if all_running && !ends && crate::ephemeral::all_ended(pod) {
+        if all_running && !ends && super::ephemeral::all_ended(pod) {
             let mut settled = self.settled.lock().unwrap_or_else(|e| e.into_inner());
             settled.insert(
                 meta::uid_of(pod).to_string(),
@@ -303,15 +283,12 @@ impl Simulated {
     }
 }
 
-/// A running container that exited: `Completed` for 0, else `Error`, as containerd reports.
-pub(crate) fn terminated(old: &Value, code: i32, now: &str) -> Value {
-    let mut status = old.clone();
-    status["ready"] = json!(false);
-    status["started"] = json!(false);
-    status["state"] = json!({"terminated": {
-        "exitCode": code, "reason": if code == 0 { "Completed" } else { "Error" },
-        "startedAt": old["state"]["running"]["startedAt"], "finishedAt": now,
-        "containerID": old["containerID"],
-    }});
-    status
+impl super::ephemeral::Starts for Simulated {
+    fn elapsed(&self, uid: &str, name: &str, image: &str) -> bool {
+        Simulated::elapsed(self, uid, name, image)
+    }
+
+    fn running_for(&self, uid: &str, name: &str, image: &str) -> Duration {
+        Simulated::running_for(self, uid, name, image)
+    }
 }
