@@ -16,14 +16,6 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio_rustls::client::TlsStream;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A `kruise serve` child process, killed when dropped.
 struct Server {
     child: Child,
@@ -45,7 +37,7 @@ impl Server {
     async fn start(flags: &[&str], soft_nofile: u32) -> Server {
         common::init();
         let dir = tempfile::tempdir().unwrap();
-        let (port, metrics) = (free_port(), free_port());
+        let (port, metrics) = (common::free_port(), common::free_port());
         let command = format!("ulimit -Sn {soft_nofile} && exec \"$0\" \"$@\"",);
         let child = Command::new("sh")
             .args(["-c", &command, env!("CARGO_BIN_EXE_kruise"), "serve", "--objects"])

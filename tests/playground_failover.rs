@@ -18,22 +18,10 @@ use std::{
 use common::kubectl::{kubectl, ok, serve};
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::Pod;
-use kube::{
-    Api, Client, Config,
-    config::{KubeConfigOptions, Kubeconfig},
-    runtime::watcher,
-};
+use kube::{Api, Client, runtime::watcher};
 
 const NS: &str = "shop";
 const REPLICAS: usize = 6;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A `kruise serve` process against the playground, killed (SIGKILL) on drop.
 struct Replica {
@@ -46,8 +34,8 @@ struct Replica {
 impl Replica {
     fn start(kubeconfig: &Path, name: &str) -> Replica {
         let dir = tempfile::tempdir().unwrap();
-        let webhook = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let metrics = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let webhook = SocketAddr::from(([127, 0, 0, 1], common::free_port()));
+        let metrics = SocketAddr::from(([127, 0, 0, 1], common::free_port()));
         let child = Command::new(env!("CARGO_BIN_EXE_kruise"))
             .args(["serve", "--bind-address", "127.0.0.1"])
             .args(["--port", &webhook.port().to_string()])
@@ -119,10 +107,8 @@ struct Seen {
 
 /// A client of the playground that asks once (kube-rs retries 429s by default; kubectl does not).
 async fn client_of(kubeconfig: &Path) -> Client {
-    let config = Kubeconfig::read_from(kubeconfig).unwrap();
-    let mut config = Config::from_custom_kubeconfig(config, &KubeConfigOptions::default())
-        .await
-        .unwrap();
+    let yaml = std::fs::read_to_string(kubeconfig).unwrap();
+    let mut config = kruise_playground::kubeconfig::config(&yaml).await.unwrap();
     config.default_retry = false;
     Client::try_from(config).unwrap()
 }

@@ -17,14 +17,6 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use rustls::pki_types::ServerName;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// `kruise serve` on `port` with certificates in `cert_dir`.
 fn spawn_server(cert_dir: &std::path::Path, port: u16) -> Child {
     Command::new(env!("CARGO_BIN_EXE_kruise"))
@@ -33,7 +25,7 @@ fn spawn_server(cert_dir: &std::path::Path, port: u16) -> Child {
         .arg("--cert-dir")
         .arg(cert_dir)
         .args(["--bind-address", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--metrics-addr", &format!("127.0.0.1:{}", free_port())])
+        .args(["--metrics-addr", &format!("127.0.0.1:{}", common::free_port())])
         .args(["--shutdown-grace", "5"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -136,7 +128,7 @@ async fn sigterm_under_keep_alive_load_loses_no_review() {
     common::init();
     let dir = tempfile::tempdir().unwrap();
     for run in 0..5 {
-        let port = free_port();
+        let port = common::free_port();
         let mut child = spawn_server(dir.path(), port);
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         // Serving: the certificate is written and a review is answered.

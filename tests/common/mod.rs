@@ -50,6 +50,15 @@ pub async fn start(cert_dir: &std::path::Path) -> Running {
     server::start(args(cert_dir)).await.expect("server starts")
 }
 
+/// A port on 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A rustls client configuration trusting only `ca_pem`.
 pub fn client_tls(ca_pem: &str) -> rustls::ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
