@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step prints the seconds spent so far, so a slow CI run shows where the time went.
+step() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -29,3 +30,4 @@ fi
 
 step "install manifests"
 scripts/validate-manifests.sh
+step "done"

@@ -209,7 +209,7 @@ kubectl_dry_run
 
 # ------------------------------------------------------------------------------- kustomize overlays
 # Each overlay under overlays/ renders (kubectl's built-in kustomize) to objects that are valid against
-# the same schemas (cert-manager's own kinds excepted: no schema here; tests/playground_install.rs
+# the same schemas (cert-manager's own kinds excepted: no schema here; tests/e2e/playground_install.rs
 # applies them to the playground).
 overlays_valid() {
   command -v "$KUBECTL" >/dev/null 2>&1 || { SKIPPED+=("overlays (no kubectl)"); return 0; }

@@ -139,7 +139,7 @@ pub fn webhooks_yaml(namespace: &str, service: &str) -> String {
         "ValidatingWebhookConfiguration",
     ));
     let header = "# Generated from src/registrations.rs: regenerate with `UPDATE_MANIFESTS=1 cargo test \
-                  --test manifests`.\n# caBundle is published at runtime by kruise-rs.\n";
+                  --test e2e manifests::`.\n# caBundle is published at runtime by kruise-rs.\n";
     let body: Vec<String> = docs
         .iter()
         .map(|d| serde_saphyr::to_string(d).unwrap_or_default())

@@ -2,11 +2,11 @@
 //! directory). Without containerd and root the tests skip with a message, unless `KRUISE_REQUIRE_CRI` is
 //! set (CI sets it: there they must run).
 
-#[path = "../../tests/common/containerd.rs"]
+#[path = "../../tests/e2e/common/containerd.rs"]
 mod containerd;
-#[path = "../../tests/common/registry.rs"]
+#[path = "../../tests/e2e/common/registry.rs"]
 mod registry;
-#[path = "../../tests/common/repo_script.rs"]
+#[path = "../../tests/e2e/common/repo_script.rs"]
 mod repo_script;
 
 use std::time::Duration;

@@ -2,11 +2,11 @@
 //! busybox container in it, labelled as kubelet labels them; exec, stop (SIGTERM, then the exit code),
 //! a second attempt, removal. Skips without containerd and root unless `KRUISE_REQUIRE_CRI` is set.
 
-#[path = "../../tests/common/containerd.rs"]
+#[path = "../../tests/e2e/common/containerd.rs"]
 mod containerd;
-#[path = "../../tests/common/registry.rs"]
+#[path = "../../tests/e2e/common/registry.rs"]
 mod registry;
-#[path = "../../tests/common/repo_script.rs"]
+#[path = "../../tests/e2e/common/repo_script.rs"]
 mod repo_script;
 
 use std::time::Duration;

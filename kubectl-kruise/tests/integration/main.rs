@@ -1,0 +1,10 @@
+//! Integration tests of kubectl-kruise, driven through kubectl against the playground.
+//!
+//! One test binary (each former binary is a module): every binary links the whole
+//! workspace, so one instead of dozens keeps the build's disk and link time small.
+
+mod common;
+mod plugin_create_get;
+mod plugin_explain;
+mod plugin_rollout;
+mod plugin_set;
