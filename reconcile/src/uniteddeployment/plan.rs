@@ -26,7 +26,7 @@ use super::reservation::{
     PodLabel, Reservation, Rollout, created_condition, just_recovered_scaled_up, max_unavailable, reservation,
 };
 use super::revision::{Revisions, revisions};
-use super::workload::{Desired, WorkloadError, apply_subset_template, set_max_unavailable};
+use super::workload::{Desired, WorkloadError, apply_subset_template, kind_of, set_max_unavailable};
 
 /// What a pass reads.
 #[derive(Debug, Clone, Copy)]
@@ -99,14 +99,6 @@ struct Existing<'a> {
     kind: SubsetKind,
     name: &'a str,
     object: &'a Value,
-}
-
-fn kind_of(object: &Value) -> Option<SubsetKind> {
-    let api_version = object["apiVersion"].as_str()?;
-    let kind = object["kind"].as_str()?;
-    SubsetKind::ALL
-        .into_iter()
-        .find(|k| k.kind() == kind && api_version.split('/').next() == k.api_version().split('/').next())
 }
 
 fn int(v: &Value) -> i32 {

@@ -158,9 +158,7 @@ fn set_controller(
     kind: SubsetKind,
 ) -> Result<(), WorkloadError> {
     let uid = ud.metadata.uid.as_deref().unwrap_or_default();
-    let ud_name = ud.metadata.name.as_deref().unwrap_or_default();
-    let ours = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "UnitedDeployment",
-        "name": ud_name, "uid": uid, "controller": true, "blockOwnerDeletion": true});
+    let ours = json!(super::claim::controller_reference(ud));
     let name = meta_name(meta);
     let refs = meta.entry("ownerReferences").or_insert_with(|| json!([]));
     if !refs.is_array() {
@@ -221,6 +219,15 @@ fn set_partition(spec: &mut Map<String, Value>, kind: SubsetKind, partition: i32
         }
         _ => {}
     }
+}
+
+/// The subset kind of a workload read as JSON (`apiVersion` group and `kind`).
+pub fn kind_of(object: &Value) -> Option<SubsetKind> {
+    let api_version = object["apiVersion"].as_str()?;
+    let kind = object["kind"].as_str()?;
+    SubsetKind::ALL
+        .into_iter()
+        .find(|k| k.kind() == kind && api_version.split('/').next() == k.api_version().split('/').next())
 }
 
 /// Reservation mode: overwrites the workload's `maxUnavailable` (`spec.strategy.rollingUpdate` of a
