@@ -5,6 +5,7 @@
 
 mod common;
 mod plugin_create_get;
+mod plugin_daemonset;
 mod plugin_explain;
 mod plugin_rollout;
 mod plugin_set;
