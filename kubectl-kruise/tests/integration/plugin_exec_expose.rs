@@ -169,7 +169,11 @@ fn exec_resolves_workloads_and_sidecarset_working_containers() {
     let real = c.run(&["kruise", "exec", &pods[0], "-c", "main", "--", "date"], None);
     let direct = c.run(&["exec", &pods[0], "-c", "main", "--", "date"], None);
     assert_ne!(real.code, 0, "{real:?}");
-    assert_eq!(real.code, direct.code, "{real:?} {direct:?}");
+    assert_eq!(
+        (real.code, real.stderr.as_str()),
+        (direct.code, direct.stderr.as_str()),
+        "{real:?} {direct:?}"
+    );
 }
 
 #[test]
@@ -288,6 +292,16 @@ fn expose_makes_a_service_for_a_cloneset_and_passthrough_commands_are_kubectls()
         (applied.code, applied.stdout.as_str()),
         (0, "cloneset.apps.kruise.io/web configured\n"),
         "{applied:?}"
+    );
+    assert_eq!(
+        c.ok(&[
+            "kruise",
+            "wait",
+            "--for=jsonpath={.spec.replicas}=1",
+            "cloneset/web",
+            "--timeout=30s"
+        ]),
+        "cloneset.apps.kruise.io/web condition met\n"
     );
     let missing = c.run(&["kruise", "patch", "cloneset", "nope", "-p", "{}"], None);
     assert_eq!(missing.code, 1);
