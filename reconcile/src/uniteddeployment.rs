@@ -6,13 +6,15 @@
 pub mod adaptive;
 pub mod allocator;
 pub mod plan;
+pub mod reservation;
 pub mod revision;
 pub mod workload;
 
 pub use allocator::{AllocError, Allocator, SubsetState, allocate};
 pub use plan::{Event, Input, Plan, SubsetWrite, failed, plan};
+pub use reservation::PodLabel;
 pub use revision::{RevisionWrite, Revisions, revision_data, revisions};
-pub use workload::{Desired, WorkloadError, apply_subset_template, name_prefix};
+pub use workload::{Desired, WorkloadError, apply_subset_template, name_prefix, set_max_unavailable};
 
 #[cfg(test)]
 mod tests;

@@ -10,22 +10,24 @@
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
-    CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CloneSet, StatefulSet as AdvancedStatefulSet,
-    SubsetKind, UnitedDeployment,
+    CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CloneSet, RESERVED_POD_LABEL,
+    StatefulSet as AdvancedStatefulSet, SubsetKind, UnitedDeployment,
 };
 use kruise_reconcile::uniteddeployment::{
-    Desired, Input, Plan, RevisionWrite, SubsetWrite, apply_subset_template, failed, plan,
+    Desired, Input, Plan, PodLabel, RevisionWrite, SubsetWrite, apply_subset_template, failed, plan,
+    set_max_unavailable,
 };
 use kube::{
     Api, Resource as _, ResourceExt as _,
-    api::{ApiResource, DeleteParams, DynamicObject, PostParams, PropagationPolicy},
+    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, PropagationPolicy},
     runtime::events::{Event, EventType, Recorder, Reporter},
     runtime::reflector::ObjectRef,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{
     Context, ControllerView, Error,
@@ -154,6 +156,24 @@ impl UnitedDeployments {
         }
     }
 
+    /// Reservation mode: the reserved label of each pod whose state changed (a pod gone meanwhile is
+    /// skipped); an error stops the pass, as the allocation counted the new labels.
+    async fn label_pods(&self, ud: &UnitedDeployment, labels: &[PodLabel]) -> Result<(), kube::Error> {
+        let api: Api<Pod> = Api::namespaced(self.context.client.clone(), &ud.namespace().unwrap_or_default());
+        for PodLabel { pod, reserved } in labels {
+            let patch = json!({"metadata": {"labels": {RESERVED_POD_LABEL: reserved.to_string()}}});
+            match api
+                .patch(pod, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.reason == "NotFound" => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
     /// The revision writes; an error stops the pass (nothing is built on a revision that is not there).
     async fn write_revisions(&self, ud: &UnitedDeployment, plan: &Plan) -> Result<(), kube::Error> {
         let api: Api<ControllerRevision> =
@@ -219,7 +239,11 @@ impl UnitedDeployments {
                 }
             }
             SubsetWrite::Update {
-                subset, kind, name, ..
+                subset,
+                kind,
+                name,
+                max_unavailable,
+                ..
             } => {
                 let api = api(*kind);
                 let status = plan.status.subset_statuses.iter().find(|s| &s.name == subset);
@@ -233,7 +257,11 @@ impl UnitedDeployments {
                 for _ in 0..5 {
                     let fresh = api.get(name).await.map_err(|e| e.to_string())?;
                     let fresh = serde_json::to_value(&fresh).map_err(|e| e.to_string())?;
-                    let body = apply_subset_template(ud, desired, Some(&fresh)).map_err(|e| e.to_string())?;
+                    let mut body =
+                        apply_subset_template(ud, desired, Some(&fresh)).map_err(|e| e.to_string())?;
+                    if let Some(pods) = max_unavailable {
+                        set_max_unavailable(&mut body, *kind, *pods);
+                    }
                     if body == fresh {
                         return Ok(());
                     }
@@ -297,6 +325,7 @@ impl Reconciler for UnitedDeployments {
             .await;
             return Err(e.into());
         }
+        self.label_pods(&ud, &plan.pod_labels).await?;
         for event in &plan.events {
             self.publish(&ud, event.warning, event.reason, event.message.clone())
                 .await;

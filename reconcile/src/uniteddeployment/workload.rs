@@ -223,6 +223,19 @@ fn set_partition(spec: &mut Map<String, Value>, kind: SubsetKind, partition: i32
     }
 }
 
+/// Reservation mode: overwrites the workload's `maxUnavailable` (`spec.strategy.rollingUpdate` of a
+/// Deployment, `spec.updateStrategy.rollingUpdate` of the other kinds) with a number of pods.
+pub fn set_max_unavailable(workload: &mut Value, kind: SubsetKind, pods: i32) {
+    let Some(spec) = workload.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let strategy = match kind {
+        SubsetKind::Deployment => object_at(spec, "strategy"),
+        _ => object_at(spec, "updateStrategy"),
+    };
+    object_at(strategy, "rollingUpdate").insert("maxUnavailable".into(), json!(pods));
+}
+
 /// Appends the subset's `matchExpressions` to every required node-affinity term (creating one when
 /// there is none); `matchFields` are not used, as in OpenKruise.
 fn attach_node_affinity(pod_spec: &mut Map<String, Value>, subset: &Subset) {
