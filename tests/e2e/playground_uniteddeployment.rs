@@ -404,3 +404,118 @@ fn reservation_keeps_pending_pods_runs_temporary_ones_and_hands_back_on_recovery
     let status = json(k, &["get", "ud", "web"])["status"].clone();
     assert_eq!(status["reservedPods"].as_i64().unwrap_or(0), 0, "{status}");
 }
+
+const ORPHAN: &str = r#"
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-zone-a-kept
+  labels: {app: web, apps.kruise.io/subset-name: zone-a}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web, apps.kruise.io/subset-name: zone-a}
+  template:
+    metadata:
+      labels: {app: web, apps.kruise.io/subset-name: zone-a}
+    spec:
+      containers:
+      - name: main
+        image: nginx:1
+"#;
+
+const TWO_ZONES: &str = r#"
+apiVersion: apps.kruise.io/v1beta1
+kind: UnitedDeployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    deploymentTemplate:
+      metadata:
+        labels: {app: web}
+      spec:
+        template:
+          metadata:
+            labels: {app: web}
+          spec:
+            containers:
+            - name: main
+              image: nginx:1
+  topology:
+    subsets:
+    - name: zone-a
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [playground-a]}]
+    - name: zone-c
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [playground-c]}]
+"#;
+
+/// Deployment name → (uid, the uid of its controller, if any).
+fn deployments(k: &Path) -> BTreeMap<String, (String, Option<String>)> {
+    items(k, &["get", "deployments.apps"])
+        .iter()
+        .map(|d| {
+            let controller = d["metadata"]["ownerReferences"]
+                .as_array()
+                .and_then(|o| o.iter().find(|o| o["controller"] == true))
+                .and_then(|o| o["uid"].as_str())
+                .map(str::to_string);
+            (
+                d["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                (
+                    d["metadata"]["uid"].as_str().unwrap_or("").to_string(),
+                    controller,
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn an_orphan_workload_is_adopted_and_one_that_leaves_the_selector_is_released() {
+    let pg = serve(&[]);
+    let k = pg.kubeconfig.as_path();
+    let (created, _, err) = kubectl(k, &["apply", "-f", "-"], Some(ORPHAN));
+    assert!(created, "{err}");
+    let orphan_uid = deployments(k)["web-zone-a-kept"].0.clone();
+    let (applied, _, err) = kubectl(k, &["apply", "-f", "-"], Some(TWO_ZONES));
+    assert!(applied, "{err}");
+    let ud_uid = json(k, &["get", "ud", "web"])["metadata"]["uid"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The orphan is adopted as zone-a's workload (same uid), zone-c gets a new one.
+    wait_for("the orphan adopted, zone-c created", || {
+        let all = deployments(k);
+        all.len() == 2
+            && all.get("web-zone-a-kept") == Some(&(orphan_uid.clone(), Some(ud_uid.clone())))
+            && workload_replicas(k, "deployments.apps") == expect(&[("zone-a", 1), ("zone-c", 1)])
+    });
+    // zone-a's workload leaves the selector: it is released, and zone-a gets a new workload.
+    ok(
+        k,
+        &[
+            "label",
+            "deployment",
+            "web-zone-a-kept",
+            "app=other",
+            "--overwrite",
+        ],
+    );
+    wait_for("the old workload released, a new one for zone-a", || {
+        let all = deployments(k);
+        let released = all
+            .get("web-zone-a-kept")
+            .is_some_and(|(uid, c)| uid == &orphan_uid && c.is_none());
+        let zone_a = all
+            .iter()
+            .filter(|(name, (_, c))| *name != "web-zone-a-kept" && c.as_deref() == Some(ud_uid.as_str()))
+            .count();
+        released && zone_a == 2
+    });
+}
