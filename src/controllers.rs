@@ -51,6 +51,7 @@ pub mod pub_status;
 pub mod resource_distribution;
 pub mod sidecarset;
 pub mod sightings;
+pub mod slow_start;
 pub mod statefulset;
 pub mod uniteddeployment;
 pub mod workload_actions;

@@ -33,6 +33,7 @@ use super::{
     Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
+    slow_start::slow_start,
 };
 
 /// Safety net: every UD is passed at least this often.
@@ -391,8 +392,17 @@ impl Reconciler for UnitedDeployments {
         }
         let mut status = plan.status.clone();
         let mut errors = Vec::new();
-        for write in &plan.writes {
-            if let Err(e) = self.write_subset(&ud, &plan, write).await {
+        // Creates, then deletes, then updates (as OpenKruise), each in slow-start batches.
+        let of = |pick: fn(&SubsetWrite) -> bool| plan.writes.iter().filter(|w| pick(w)).collect::<Vec<_>>();
+        let groups = [
+            of(|w| matches!(w, SubsetWrite::Create { .. })),
+            of(|w| matches!(w, SubsetWrite::Delete { .. })),
+            of(|w| matches!(w, SubsetWrite::Update { .. })),
+        ];
+        for group in &groups {
+            let done = slow_start(group, |w| self.write_subset(&ud, &plan, w)).await;
+            for (write, result) in done {
+                let Err(e) = result else { continue };
                 let condition = match write {
                     SubsetWrite::Update { .. } => CONDITION_SUBSET_UPDATED,
                     _ => CONDITION_SUBSET_PROVISIONED,
