@@ -22,7 +22,7 @@ mod serde_util;
 pub use apps::v1alpha1 as apps_v1alpha1;
 pub use apps::v1beta1 as apps_v1beta1;
 pub use conversion::{
-    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, daemonset_to_v1alpha1,
+    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, containerrecreaterequest_to_v1beta1, convert_object, daemonset_to_v1alpha1,
     daemonset_to_v1beta1, decode, imagelistpulljob_to_v1beta1, imagepulljob_to_v1beta1, nodeimage_to_v1beta1,
     persistentpodstate_to_v1alpha1, persistentpodstate_to_v1beta1, podunavailablebudget_to_v1alpha1,
     podunavailablebudget_to_v1beta1, resourcedistribution_to_v1alpha1, resourcedistribution_to_v1beta1,
