@@ -39,9 +39,9 @@
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod container_recreate_request;
 pub mod control_loop;
 pub mod daemonset;
-pub mod container_recreate_request;
 pub mod ephemeraljob;
 pub mod image_list_pull_job;
 pub mod image_pull_job;

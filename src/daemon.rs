@@ -59,7 +59,11 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
                 node: args.node_name.clone(),
                 max_concurrent_pulls: args.max_concurrent_pulls,
             };
-            let recreate = tokio::spawn(recreate::run(client.clone(), args.node_name.clone(), runtime_rx.clone()));
+            let recreate = tokio::spawn(recreate::run(
+                client.clone(),
+                args.node_name.clone(),
+                runtime_rx.clone(),
+            ));
             Some((tokio::spawn(puller::run(client, config, runtime_rx)), recreate))
         }
         Err(e) => {

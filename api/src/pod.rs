@@ -307,8 +307,12 @@ mod tests {
                                 {"name": "p-barrier", "key": "p_1000"}}}],
                     "resources": {"requests": {"cpu": "100m"}},
                     "livenessProbe": {"exec": {"command": ["true"]}},
+                    "lifecycle": {"postStart": {"exec": {"command": ["true"]}},
+                        "preStop": {"httpGet": {"path": "/quit", "port": "http"}}},
+                    "ports": [{"name": "http", "containerPort": 80}],
                     "volumeMounts": [{"name": "v", "mountPath": "/v"}]
                 }],
+                "terminationGracePeriodSeconds": 20,
                 "volumes": [{"name": "v", "emptyDir": {}},
                     {"name": "data", "persistentVolumeClaim": {"claimName": "data-p", "readOnly": true}}],
                 "unknownField": {"kept": false}
@@ -335,14 +339,17 @@ mod tests {
                         "name": "app", "image": "app:1",
                         "env": [{"name": "IS_INJECTED", "value": "true"},
                                 {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef":
-                                    {"name": "p-barrier", "key": "p_1000"}}}]
+                                    {"name": "p-barrier", "key": "p_1000"}}}],
+                        "lifecycle": {"preStop": {"httpGet": {"path": "/quit", "port": "http"}}},
+                        "ports": [{"name": "http", "containerPort": 80}]
                     }],
+                    "terminationGracePeriodSeconds": 20,
                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]
                 },
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "docker://sha256:1",
                         "containerID": "containerd://c1", "ready": true, "restartCount": 2,
-                        "started": true}]}
+                        "started": true, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
             })
         );
     }

@@ -19,8 +19,8 @@ use kruise_api::{
     PodRecord,
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob, EphemeralJob},
     apps_v1beta1::{
-        CloneSet, ContainerRecreateRequest, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob, NodeImage,
-        PersistentPodState, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet,
+        CloneSet, ContainerRecreateRequest, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob,
+        NodeImage, PersistentPodState, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet,
         UnitedDeployment, WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,

@@ -94,7 +94,9 @@ fn has_finalizer(crr: &ContainerRecreateRequest) -> bool {
 
 /// Time left until `start + seconds` (zero when passed).
 fn left(start: Timestamp, seconds: i64, now: Timestamp) -> Duration {
-    let end = start.checked_add(SignedDuration::from_secs(seconds)).unwrap_or(start);
+    let end = start
+        .checked_add(SignedDuration::from_secs(seconds))
+        .unwrap_or(start);
     Duration::try_from(end.duration_since(now)).unwrap_or(Duration::ZERO)
 }
 
@@ -133,11 +135,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
         }
         _ => return complete(POD_GONE),
     };
-    let created = crr
-        .metadata
-        .creation_timestamp
-        .as_ref()
-        .map_or(now, |t| t.0);
+    let created = crr.metadata.creation_timestamp.as_ref().map_or(now, |t| t.0);
     let mut wait = Vec::new();
     if status.phase.is_unset() {
         let l = left(created, RESPONSE_TIMEOUT.as_secs() as i64, now);
@@ -168,7 +166,12 @@ pub fn plan(input: &Input<'_>) -> Plan {
     if !snapshot.is_empty() {
         next.container_status_snapshot = snapshot;
     }
-    if crr.spec.strategy.as_ref().and_then(|s| s.unready_grace_period_seconds).is_some()
+    if crr
+        .spec
+        .strategy
+        .as_ref()
+        .and_then(|s| s.unready_grace_period_seconds)
+        .is_some()
         && grace_acquired(&status).is_none()
     {
         if has_kruise_pod_ready_gate(pod) {
@@ -198,7 +201,10 @@ fn has_kruise_pod_ready_gate(pod: &PodRecord) -> bool {
     pod.spec
         .as_ref()
         .and_then(|s| s.readiness_gates.as_ref())
-        .is_some_and(|g| g.iter().any(|g| g.condition_type == crate::lifecycle::KRUISE_POD_READY))
+        .is_some_and(|g| {
+            g.iter()
+                .any(|g| g.condition_type == crate::lifecycle::KRUISE_POD_READY)
+        })
 }
 
 /// A completed or deleting request: release the pod, drop the label, then the TTL.

@@ -44,7 +44,11 @@ fn gone(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 404)
 }
 
-async fn patch_metadata(state: &State, crr: &ContainerRecreateRequest, patch: serde_json::Value) -> Result<(), kube::Error> {
+async fn patch_metadata(
+    state: &State,
+    crr: &ContainerRecreateRequest,
+    patch: serde_json::Value,
+) -> Result<(), kube::Error> {
     let api: Api<ContainerRecreateRequest> =
         Api::namespaced(state.context.client.clone(), &crr.namespace().unwrap_or_default());
     api.patch(&crr.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
@@ -61,7 +65,11 @@ fn finalizers_with(crr: &ContainerRecreateRequest, present: bool) -> Vec<String>
     finalizers
 }
 
-async fn pass(state: &State, crr: Arc<ContainerRecreateRequest>, pass: Pass<ContainerRecreateRequest, ()>) -> Result<Next, Error> {
+async fn pass(
+    state: &State,
+    crr: Arc<ContainerRecreateRequest>,
+    pass: Pass<ContainerRecreateRequest, ()>,
+) -> Result<Next, Error> {
     let namespace = crr.namespace().unwrap_or_default();
     let pod: Option<Arc<PodRecord>> = state.context.view.pod(&namespace, &crr.spec.pod_name);
     let now = state.context.clock.now();
@@ -150,7 +158,11 @@ impl Reconciler for State {
             .all_on(self.context.clock.jumps())
     }
 
-    fn cached(view: &dyn ControllerView, namespace: &str, name: &str) -> Option<Arc<ContainerRecreateRequest>> {
+    fn cached(
+        view: &dyn ControllerView,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Arc<ContainerRecreateRequest>> {
         kruise_core::view::get(view, namespace, name)
     }
 

@@ -50,7 +50,11 @@ pub async fn run(client: kube::Client, node: String, runtime: watch::Receiver<Op
         runtime,
     };
     loop {
-        let next_due = due.values().min().copied().unwrap_or_else(|| Instant::now() + IDLE);
+        let next_due = due
+            .values()
+            .min()
+            .copied()
+            .unwrap_or_else(|| Instant::now() + IDLE);
         tokio::select! {
             event = events.next() => match event {
                 Some(Ok(Event::Apply(crr) | Event::InitApply(crr))) => {

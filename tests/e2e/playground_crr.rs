@@ -41,7 +41,13 @@ fn agents(kubeconfig: &Path, containerd: &Containerd) -> Agents {
             .map(|node| {
                 let port = common::free_port();
                 Command::new(env!("CARGO_BIN_EXE_kruise"))
-                    .args(["daemon", "--addr", &format!("127.0.0.1:{port}"), "--probe-interval", "1"])
+                    .args([
+                        "daemon",
+                        "--addr",
+                        &format!("127.0.0.1:{port}"),
+                        "--probe-interval",
+                        "1",
+                    ])
                     .arg("--socket-file")
                     .arg(containerd.socket())
                     .env("NODE_NAME", node)
@@ -70,7 +76,10 @@ fn eventually<T>(what: &str, seconds: u64, mut check: impl FnMut() -> Option<T>)
         if let Some(v) = check() {
             return v;
         }
-        assert!(start.elapsed() < Duration::from_secs(seconds), "timed out waiting for {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(seconds),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -123,7 +132,11 @@ fn newest(runtime: &Runtime, uid: &str, name: &str) -> (String, ContainerState, 
             .unwrap();
         listed.sort_by_key(|c| std::cmp::Reverse(c.created_at));
         let c = &listed[0];
-        (c.id.clone(), c.state(), c.annotations[kubelet::CONTAINER_RESTART_COUNT].clone())
+        (
+            c.id.clone(),
+            c.state(),
+            c.annotations[kubelet::CONTAINER_RESTART_COUNT].clone(),
+        )
     })
 }
 
@@ -137,7 +150,9 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
     let served = serve(&["--runtime", &format!("containerd={socket}")]);
     let k = served.kubeconfig.as_path();
     let runtime = tokio::runtime::Runtime::new().unwrap().block_on(async {
-        Runtime::connect(&containerd.socket(), Duration::from_secs(10)).await.unwrap()
+        Runtime::connect(&containerd.socket(), Duration::from_secs(10))
+            .await
+            .unwrap()
     });
     let _agents = agents(k, &containerd);
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
@@ -146,8 +161,14 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
     apply(k, &pod).unwrap();
     let before = running_pod(k);
     let uid = before["metadata"]["uid"].as_str().unwrap().to_owned();
-    let app_before = status_of(&before, "app")["containerID"].as_str().unwrap().to_owned();
-    let sidecar_before = status_of(&before, "sidecar")["containerID"].as_str().unwrap().to_owned();
+    let app_before = status_of(&before, "app")["containerID"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let sidecar_before = status_of(&before, "sidecar")["containerID"]
+        .as_str()
+        .unwrap()
+        .to_owned();
 
     // A container the pod lacks: the webhook refuses with its message.
     let refused = apply(k, &crr("typo", &["nope"])).unwrap_err();
@@ -155,8 +176,14 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
 
     apply(k, &crr("restart-app", &["app"])).unwrap();
     let stored = get(k, &["containerrecreaterequests", "restart-app"]).unwrap();
-    assert_eq!(stored["metadata"]["labels"]["crr.apps.kruise.io/pod-uid"], uid.as_str());
-    assert_eq!(stored["spec"]["containers"][0]["statusContext"]["containerID"], app_before.as_str());
+    assert_eq!(
+        stored["metadata"]["labels"]["crr.apps.kruise.io/pod-uid"],
+        uid.as_str()
+    );
+    assert_eq!(
+        stored["spec"]["containers"][0]["statusContext"]["containerID"],
+        app_before.as_str()
+    );
     assert_eq!(stored["spec"]["strategy"]["failurePolicy"], "Fail");
     let done = completed(k, "restart-app");
     assert_eq!(done["status"]["message"], "", "{done}");
@@ -168,20 +195,40 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
     let after = running_pod(k);
     assert_eq!(after["metadata"]["uid"], uid.as_str(), "the pod is the same");
     let app = status_of(&after, "app");
-    assert_ne!(app["containerID"], app_before.as_str(), "app runs in a new container");
+    assert_ne!(
+        app["containerID"],
+        app_before.as_str(),
+        "app runs in a new container"
+    );
     assert_eq!(app["restartCount"], 1);
     let sidecar = status_of(&after, "sidecar");
-    assert_eq!(sidecar["containerID"], sidecar_before.as_str(), "the sidecar kept running");
+    assert_eq!(
+        sidecar["containerID"],
+        sidecar_before.as_str(),
+        "the sidecar kept running"
+    );
     assert_eq!(sidecar["restartCount"], 0);
     let (id, state, restarts) = newest(&runtime, &uid, "app");
-    assert_eq!((format!("containerd://{id}"), state, restarts.as_str()),
-        (app["containerID"].as_str().unwrap().to_owned(), ContainerState::ContainerRunning, "1"));
+    assert_eq!(
+        (format!("containerd://{id}"), state, restarts.as_str()),
+        (
+            app["containerID"].as_str().unwrap().to_owned(),
+            ContainerState::ContainerRunning,
+            "1"
+        )
+    );
     let (id, state, _) = newest(&runtime, &uid, "sidecar");
-    assert_eq!((format!("containerd://{id}"), state), (sidecar_before.clone(), ContainerState::ContainerRunning));
+    assert_eq!(
+        (format!("containerd://{id}"), state),
+        (sidecar_before.clone(), ContainerState::ContainerRunning)
+    );
     // The manager drops the active label of a completed request.
     eventually("the active label to go", 30, || {
         let c = get(k, &["containerrecreaterequests", "restart-app"])?;
-        c["metadata"]["labels"].get("crr.apps.kruise.io/active").is_none().then_some(())
+        c["metadata"]["labels"]
+            .get("crr.apps.kruise.io/active")
+            .is_none()
+            .then_some(())
     });
 
     // Two requests for the same pod: both complete, one after the other.
@@ -190,7 +237,10 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
     let first = completed(k, "again-sidecar");
     let second = completed(k, "again-app");
     for c in [&first, &second] {
-        assert_eq!(c["status"]["containerRecreateStates"][0]["phase"], "Succeeded", "{c}");
+        assert_eq!(
+            c["status"]["containerRecreateStates"][0]["phase"], "Succeeded",
+            "{c}"
+        );
     }
     let last = running_pod(k);
     assert_eq!(last["metadata"]["uid"], uid.as_str());

@@ -50,7 +50,11 @@ pub fn order(requests: &mut [ContainerRecreateRequest]) {
     requests.sort_by(|a, b| {
         let phase = |c: &ContainerRecreateRequest| weight(&c.status.clone().unwrap_or_default().phase);
         let created = |c: &ContainerRecreateRequest| c.metadata.creation_timestamp.as_ref().map(|t| t.0);
-        (phase(a), created(a), a.metadata.name.as_deref()).cmp(&(phase(b), created(b), b.metadata.name.as_deref()))
+        (phase(a), created(a), a.metadata.name.as_deref()).cmp(&(
+            phase(b),
+            created(b),
+            b.metadata.name.as_deref(),
+        ))
     });
 }
 
@@ -76,9 +80,16 @@ pub fn pick(requests: &[ContainerRecreateRequest]) -> (Option<usize>, Vec<usize>
 pub fn runtime_mismatch(crr: &ContainerRecreateRequest, runtime: &str) -> Option<String> {
     let mut seen: Option<&str> = None;
     for c in &crr.spec.containers {
-        let id = c.status_context.as_ref().map(|s| s.container_id.as_str()).unwrap_or_default();
+        let id = c
+            .status_context
+            .as_ref()
+            .map(|s| s.container_id.as_str())
+            .unwrap_or_default();
         let Some((kind, _)) = id.split_once("://").filter(|_| !id.is_empty()) else {
-            return Some(format!("no statusContext or empty containerID in {} container", c.name));
+            return Some(format!(
+                "no statusContext or empty containerID in {} container",
+                c.name
+            ));
         };
         match seen {
             Some(other) if other != kind => {
@@ -94,7 +105,11 @@ pub fn runtime_mismatch(crr: &ContainerRecreateRequest, runtime: &str) -> Option
 }
 
 /// Each container's state from the runtime, the previous states and the manager's snapshot.
-pub fn container_states(crr: &ContainerRecreateRequest, runtime: &[RuntimeContainer], now: Timestamp) -> Vec<State> {
+pub fn container_states(
+    crr: &ContainerRecreateRequest,
+    runtime: &[RuntimeContainer],
+    now: Timestamp,
+) -> Vec<State> {
     let status = crr.status.clone().unwrap_or_default();
     let strategy = crr.spec.strategy.clone().unwrap_or_default();
     let min_started = SignedDuration::from_secs(i64::from(strategy.min_started_seconds));
@@ -124,13 +139,19 @@ pub fn container_states(crr: &ContainerRecreateRequest, runtime: &[RuntimeContai
             }
             let context = c.status_context.clone().unwrap_or_default();
             if rc.id != context.container_id || rc.restart_count > context.restart_count {
-                let settled = status.container_status_snapshot.iter().any(|s| {
-                    s.name == c.name && s.container_id == rc.id && s.ready
-                }) && rc
-                    .started_at
-                    .and_then(|t| t.checked_add(min_started).ok())
-                    .is_some_and(|t| t < now);
-                let phase = if settled { Phase::Succeeded } else { Phase::Recreating };
+                let settled = status
+                    .container_status_snapshot
+                    .iter()
+                    .any(|s| s.name == c.name && s.container_id == rc.id && s.ready)
+                    && rc
+                        .started_at
+                        .and_then(|t| t.checked_add(min_started).ok())
+                        .is_some_and(|t| t < now);
+                let phase = if settled {
+                    Phase::Succeeded
+                } else {
+                    Phase::Recreating
+                };
                 return state(phase, "", was_killed);
             }
             state(Phase::Pending, "", was_killed)
@@ -192,7 +213,11 @@ pub fn next(crr: &ContainerRecreateRequest, runtime: &[RuntimeContainer], now: T
                 states[i].phase = Phase::Recreating;
                 states[i].is_killed = true;
                 states[i].message.clear();
-                return Step::Kill { index: i, id: rc.id.clone(), states };
+                return Step::Kill {
+                    index: i,
+                    id: rc.id.clone(),
+                    states,
+                };
             }
         }
     }
@@ -225,8 +250,14 @@ pub fn drain_left(crr: &ContainerRecreateRequest, now: Timestamp) -> Option<Opti
     let Some(cond) = super::grace_acquired(&status) else {
         return Some(None);
     };
-    let end = cond.last_transition_time.0.checked_add(SignedDuration::from_secs(grace)).ok()?;
-    let left = Duration::try_from(end.duration_since(now)).ok().filter(|d| !d.is_zero())?;
+    let end = cond
+        .last_transition_time
+        .0
+        .checked_add(SignedDuration::from_secs(grace))
+        .ok()?;
+    let left = Duration::try_from(end.duration_since(now))
+        .ok()
+        .filter(|d| !d.is_zero())?;
     Some(Some(left + Duration::from_millis(100)))
 }
 

@@ -10,11 +10,15 @@ const CREATED: &str = "2026-01-01T00:00:00Z";
 
 fn crr(extra_spec: Value, status: Value) -> ContainerRecreateRequest {
     let mut spec = json!({"podName": "web-0", "containers": [{"name": "app"}, {"name": "side"}]});
-    spec.as_object_mut().unwrap().extend(extra_spec.as_object().unwrap().clone());
-    serde_json::from_value(json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
+    spec.as_object_mut()
+        .unwrap()
+        .extend(extra_spec.as_object().unwrap().clone());
+    serde_json::from_value(
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "ContainerRecreateRequest",
         "metadata": {"name": "r", "namespace": "shop", "creationTimestamp": CREATED,
             "labels": {"crr.apps.kruise.io/pod-uid": "u1", "crr.apps.kruise.io/active": "true"}},
-        "spec": spec, "status": status}))
+        "spec": spec, "status": status}),
+    )
     .unwrap()
 }
 
@@ -42,7 +46,11 @@ fn merge(a: &mut Value, b: Value) {
 }
 
 fn run(crr: &ContainerRecreateRequest, pod: Option<&PodRecord>, now: &str) -> Plan {
-    plan(&Input { crr, pod, now: at(now) })
+    plan(&Input {
+        crr,
+        pod,
+        now: at(now),
+    })
 }
 
 fn completed_with(p: &Plan) -> Option<(String, String)> {
@@ -50,7 +58,10 @@ fn completed_with(p: &Plan) -> Option<(String, String)> {
     (s.phase == Phase::Completed).then(|| {
         (
             s.message.clone(),
-            s.completion_time.as_ref().map(|t| t.0.to_string()).unwrap_or_default(),
+            s.completion_time
+                .as_ref()
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
         )
     })
 }
@@ -68,7 +79,11 @@ fn requests_complete_when_the_pod_is_gone_unanswered_or_past_the_deadline() {
     ];
     for (name, p) in cases {
         let got = run(&crr(json!({}), recreating.clone()), p, now);
-        assert_eq!(completed_with(&got), Some((POD_GONE.into(), now.into())), "{name}");
+        assert_eq!(
+            completed_with(&got),
+            Some((POD_GONE.into(), now.into())),
+            "{name}"
+        );
     }
     let p = pod(json!({}));
     let unanswered = run(&crr(json!({}), json!({})), Some(&p), "2026-01-01T00:01:01Z");
@@ -79,10 +94,27 @@ fn requests_complete_when_the_pod_is_gone_unanswered_or_past_the_deadline() {
     let waiting = run(&crr(json!({}), json!({})), Some(&p), "2026-01-01T00:00:20Z");
     assert_eq!(waiting.status, None);
     assert_eq!(waiting.requeue_after, Some(Duration::from_secs(40)));
-    let late = run(&crr(json!({"activeDeadlineSeconds": 5}), json!({"phase": "Recreating"})), Some(&p), now);
-    assert_eq!(completed_with(&late).map(|(m, _)| m), Some(DEADLINE_EXCEEDED.into()));
-    let pending = run(&crr(json!({"activeDeadlineSeconds": 50}), json!({"phase": "Pending"})), Some(&p), now);
-    assert_eq!((pending.status, pending.requeue_after), (None, Some(Duration::from_secs(40))));
+    let late = run(
+        &crr(
+            json!({"activeDeadlineSeconds": 5}),
+            json!({"phase": "Recreating"}),
+        ),
+        Some(&p),
+        now,
+    );
+    assert_eq!(
+        completed_with(&late).map(|(m, _)| m),
+        Some(DEADLINE_EXCEEDED.into())
+    );
+    let pending = run(
+        &crr(json!({"activeDeadlineSeconds": 50}), json!({"phase": "Pending"})),
+        Some(&p),
+        now,
+    );
+    assert_eq!(
+        (pending.status, pending.requeue_after),
+        (None, Some(Duration::from_secs(40)))
+    );
 }
 
 #[test]
@@ -112,11 +144,20 @@ fn recreating_requests_snapshot_containers_started_after_creation() {
 
 #[test]
 fn the_unready_drain_holds_a_gated_pod_not_ready_then_releases_it() {
-    let gated = pod(json!({"spec": {"readinessGates": [{"conditionType": "KruisePodReady"}]},
-        "status": {"conditions": [{"type": "KruisePodReady", "status": "True"}]}}));
-    let c = crr(json!({"strategy": {"unreadyGracePeriodSeconds": 3}}), json!({"phase": "Recreating"}));
+    let gated = pod(
+        json!({"spec": {"readinessGates": [{"conditionType": "KruisePodReady"}]},
+        "status": {"conditions": [{"type": "KruisePodReady", "status": "True"}]}}),
+    );
+    let c = crr(
+        json!({"strategy": {"unreadyGracePeriodSeconds": 3}}),
+        json!({"phase": "Recreating"}),
+    );
     let first = run(&c, Some(&gated), "2026-01-01T00:00:01Z");
-    assert_eq!((first.finalizer, first.status.is_none()), (Some(true), true), "finalizer first");
+    assert_eq!(
+        (first.finalizer, first.status.is_none()),
+        (Some(true), true),
+        "finalizer first"
+    );
 
     let mut held = c.clone();
     held.metadata.finalizers = Some(vec![CRR_UNREADY_ACQUIRED_KEY.into()]);
@@ -163,9 +204,17 @@ fn completed_requests_lose_the_active_label_then_go_after_their_ttl() {
     let c = crr(json!({"ttlSecondsAfterFinished": 30}), done.clone());
     assert!(run(&c, None, "2026-01-01T00:00:11Z").remove_active_label);
     let mut inactive = c.clone();
-    inactive.metadata.labels.as_mut().unwrap().remove(CRR_ACTIVE_LABEL);
+    inactive
+        .metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .remove(CRR_ACTIVE_LABEL);
     let early = run(&inactive, None, "2026-01-01T00:00:20Z");
-    assert_eq!((early.delete, early.requeue_after), (false, Some(Duration::from_secs(20))));
+    assert_eq!(
+        (early.delete, early.requeue_after),
+        (false, Some(Duration::from_secs(20)))
+    );
     assert!(run(&inactive, None, "2026-01-01T00:00:40Z").delete);
     let mut no_ttl = crr(json!({}), done);
     no_ttl.metadata.labels.as_mut().unwrap().remove(CRR_ACTIVE_LABEL);

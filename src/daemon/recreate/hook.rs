@@ -56,7 +56,11 @@ pub async fn run<F: Future<Output = Option<String>>>(
         return Ok(());
     }
     if let Some(get) = &handler.http_get {
-        if get.scheme.as_deref().is_some_and(|s| !s.eq_ignore_ascii_case("HTTP")) {
+        if get
+            .scheme
+            .as_deref()
+            .is_some_and(|s| !s.eq_ignore_ascii_case("HTTP"))
+        {
             return Err(HookError::Network(format!(
                 "httpGet scheme {} is not supported",
                 get.scheme.as_deref().unwrap_or_default()
@@ -113,7 +117,9 @@ pub fn port(port: &IntOrString, ports: &[ContainerPort]) -> Result<u16, HookErro
 async fn http_get(host: &str, port: u16, path: &str) -> Result<(), HookError> {
     let fail = |e: std::io::Error| HookError::Network(format!("httpGet http://{host}:{port}{path}: {e}"));
     let mut stream = TcpStream::connect((host, port)).await.map_err(fail)?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kruise-daemon\r\nConnection: close\r\n\r\n");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kruise-daemon\r\nConnection: close\r\n\r\n"
+    );
     stream.write_all(request.as_bytes()).await.map_err(fail)?;
     let mut head = [0u8; 64];
     let n = stream.read(&mut head).await.map_err(fail)?;
@@ -124,7 +130,9 @@ async fn http_get(host: &str, port: u16, path: &str) -> Result<(), HookError> {
         .and_then(|c| c.parse().ok())
         .ok_or_else(|| HookError::Network(format!("httpGet http://{host}:{port}{path}: no HTTP answer")))?;
     if code >= 400 {
-        return Err(HookError::Network(format!("httpGet http://{host}:{port}{path}: HTTP {code}")));
+        return Err(HookError::Network(format!(
+            "httpGet http://{host}:{port}{path}: HTTP {code}"
+        )));
     }
     Ok(())
 }
@@ -157,7 +165,13 @@ mod tests {
                 let (mut s, _) = listener.accept().await.unwrap();
                 let mut buf = [0u8; 512];
                 let n = s.read(&mut buf).await.unwrap();
-                seen.push(String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_owned());
+                seen.push(
+                    String::from_utf8_lossy(&buf[..n])
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
                 s.write_all(answer.as_bytes()).await.unwrap();
             }
             seen
@@ -165,6 +179,9 @@ mod tests {
         http_get("127.0.0.1", port, "/quit").await.unwrap();
         let e = http_get("127.0.0.1", port, "/quit").await.unwrap_err();
         assert!(e.to_string().ends_with("HTTP 500"), "{e}");
-        assert_eq!(server.await.unwrap(), ["GET /quit HTTP/1.1", "GET /quit HTTP/1.1"]);
+        assert_eq!(
+            server.await.unwrap(),
+            ["GET /quit HTTP/1.1", "GET /quit HTTP/1.1"]
+        );
     }
 }

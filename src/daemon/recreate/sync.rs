@@ -85,7 +85,13 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
         return Ok(Some(ERROR_BACKOFF));
     };
     if let Some(why) = agent::runtime_mismatch(crr, runtime.name()) {
-        complete(&api, crr, &status.container_recreate_states, &format!("failed to find runtime service: {why}")).await?;
+        complete(
+            &api,
+            crr,
+            &status.container_recreate_states,
+            &format!("failed to find runtime service: {why}"),
+        )
+        .await?;
         return Ok(Some(Duration::ZERO));
     }
     let uid = crr
@@ -98,10 +104,19 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
     let containers = runtime_containers(&runtime, &uid).await?;
     match agent::next(crr, &containers, now) {
         Step::States(states) => {
-            write(&api, crr, json!({"phase": "Recreating", "containerRecreateStates": states})).await?;
+            write(
+                &api,
+                crr,
+                json!({"phase": "Recreating", "containerRecreateStates": states}),
+            )
+            .await?;
             Ok(Some(Duration::ZERO))
         }
-        Step::Kill { index, id, mut states } => {
+        Step::Kill {
+            index,
+            id,
+            mut states,
+        } => {
             let container = &crr.spec.containers[index];
             tracing::info!(namespace = %namespace, crr = %name, container = %container.name, id = %id,
                 "stopping the container; the kubelet starts it again");
@@ -110,7 +125,12 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
                     "stopping the container failed");
                 states = agent::kill_failed(states, index, &e.to_string());
             }
-            write(&api, crr, json!({"phase": "Recreating", "containerRecreateStates": states})).await?;
+            write(
+                &api,
+                crr,
+                json!({"phase": "Recreating", "containerRecreateStates": states}),
+            )
+            .await?;
             Ok(Some(Duration::ZERO))
         }
         Step::Complete(states, message) => {
@@ -124,7 +144,11 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
 }
 
 /// A merge patch of the status, conditional on the resourceVersion read.
-async fn write(api: &Api<ContainerRecreateRequest>, crr: &ContainerRecreateRequest, status: Value) -> Result<(), kube::Error> {
+async fn write(
+    api: &Api<ContainerRecreateRequest>,
+    crr: &ContainerRecreateRequest,
+    status: Value,
+) -> Result<(), kube::Error> {
     let patch = json!({"metadata": {"resourceVersion": crr.metadata.resource_version}, "status": status});
     api.patch_status(
         crr.metadata.name.as_deref().unwrap_or_default(),
@@ -196,7 +220,13 @@ enum KillError {
 
 /// Runs the container's preStop hook within the grace (its failure is logged, not fatal), then stops
 /// it with what is left of the grace, at least 2 s.
-async fn kill(env: &Env, runtime: &Runtime, crr: &ContainerRecreateRequest, index: usize, id: &str) -> Result<(), KillError> {
+async fn kill(
+    env: &Env,
+    runtime: &Runtime,
+    crr: &ContainerRecreateRequest,
+    index: usize,
+    id: &str,
+) -> Result<(), KillError> {
     let container = &crr.spec.containers[index];
     let bare = id.split_once("://").map_or(id, |(_, bare)| bare);
     let grace_seconds = crr
@@ -215,7 +245,9 @@ async fn kill(env: &Env, runtime: &Runtime, crr: &ContainerRecreateRequest, inde
         match tokio::time::timeout(grace, hook::run(runtime, bare, pre_stop, &container.ports, ip)).await {
             Ok(Ok(())) => tracing::info!(container = %container.name, "preStop hook done"),
             Ok(Err(e)) => tracing::warn!(container = %container.name, error = %e, "FailedPreStopHook"),
-            Err(_) => tracing::warn!(container = %container.name, "FailedPreStopHook: still running when the grace ran out"),
+            Err(_) => {
+                tracing::warn!(container = %container.name, "FailedPreStopHook: still running when the grace ran out")
+            }
         }
         grace = grace.saturating_sub(started.elapsed());
     }
@@ -226,7 +258,10 @@ async fn kill(env: &Env, runtime: &Runtime, crr: &ContainerRecreateRequest, inde
 
 /// The pod's IP, for an httpGet or tcpSocket hook without a host (OpenKruise's agent has none).
 async fn pod_ip(env: &Env, crr: &ContainerRecreateRequest) -> Option<String> {
-    let pods: Api<Pod> = Api::namespaced(env.client.clone(), crr.metadata.namespace.as_deref().unwrap_or_default());
+    let pods: Api<Pod> = Api::namespaced(
+        env.client.clone(),
+        crr.metadata.namespace.as_deref().unwrap_or_default(),
+    );
     match pods.get(&crr.spec.pod_name).await {
         Ok(p) => p.status.and_then(|s| s.pod_ip).filter(|ip| !ip.is_empty()),
         Err(e) => {

@@ -47,10 +47,11 @@ pub fn mutate(request: &AdmissionRequest, view: &impl ClusterView, settings: &Se
         Ok(o) => o,
         Err(d) => return *d,
     };
-    let spec: ContainerRecreateRequestSpec = match check_decodes(KIND, new.get("spec").unwrap_or(&Value::Null)) {
-        Ok(s) => s,
-        Err(d) => return *d,
-    };
+    let spec: ContainerRecreateRequestSpec =
+        match check_decodes(KIND, new.get("spec").unwrap_or(&Value::Null)) {
+            Ok(s) => s,
+            Err(d) => return *d,
+        };
     if request.operation == Operation::Update {
         return match raw_object(request, Which::Old, GROUP, KIND) {
             Ok(old) => check_update(request, &new, &old),
@@ -111,7 +112,10 @@ fn create_patch(
     if spec.containers.is_empty() {
         return Err(bad("containers list can not be null"));
     }
-    if spec.active_deadline_seconds.is_some_and(|s| s < MIN_DEADLINE_SECONDS) {
+    if spec
+        .active_deadline_seconds
+        .is_some_and(|s| s < MIN_DEADLINE_SECONDS)
+    {
         return Err(bad(format!(
             "activeDeadlineSeconds can not be less than {MIN_DEADLINE_SECONDS}s"
         )));
@@ -134,7 +138,11 @@ fn create_patch(
         return Err(bad(format!("no found Pod named {}", spec.pod_name)));
     };
     let terminated_by_sidecar = kruise_core::pod_state::condition(&pod, SIDECAR_TERMINATED).is_some();
-    let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+    let node_name = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .unwrap_or_default();
     if !kruise_core::pod_state::is_active(&pod) && !terminated_by_sidecar {
         return Err(bad("not allowed to recreate containers in an inactive Pod"));
     } else if node_name.is_empty() {
@@ -162,7 +170,14 @@ fn create_patch(
         (CRR_POD_UID_LABEL, pod.metadata.uid.clone().unwrap_or_default()),
     ];
     let (vk_key, vk_value) = VIRTUAL_KUBELET_LABEL;
-    if node.metadata.labels.as_ref().and_then(|l| l.get(vk_key)).map(String::as_str) == Some(vk_value) {
+    if node
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(vk_key))
+        .map(String::as_str)
+        == Some(vk_value)
+    {
         labels.push((vk_key, vk_value.to_owned()));
     }
     for (key, value) in labels {
@@ -171,17 +186,27 @@ fn create_patch(
         }
     }
     if failure_policy.is_empty() {
-        push(&mut doc, patch::add(["spec", "strategy", "failurePolicy"], json!("Fail")));
+        push(
+            &mut doc,
+            patch::add(["spec", "strategy", "failurePolicy"], json!("Fail")),
+        );
     }
     let pod_grace = pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds);
     if let (None, Some(grace)) = (strategy.termination_grace_period_seconds, pod_grace) {
         push(
             &mut doc,
-            patch::add(["spec", "strategy", "terminationGracePeriodSeconds"], json!(grace)),
+            patch::add(
+                ["spec", "strategy", "terminationGracePeriodSeconds"],
+                json!(grace),
+            ),
         );
     }
 
-    let containers = pod.spec.as_ref().map(|s| s.containers.as_slice()).unwrap_or_default();
+    let containers = pod
+        .spec
+        .as_ref()
+        .map(|s| s.containers.as_slice())
+        .unwrap_or_default();
     let statuses = pod
         .status
         .as_ref()
@@ -212,7 +237,8 @@ fn create_patch(
         }
         let (pre_stop, ports) = fill(pod_container);
         let context = json!({"containerID": container_id, "restartCount": status.restart_count});
-        let same = |user: Option<Value>, ours: &Option<Value>| user.is_none() || user.as_ref() == ours.as_ref();
+        let same =
+            |user: Option<Value>, ours: &Option<Value>| user.is_none() || user.as_ref() == ours.as_ref();
         if !same(c.pre_stop.as_ref().map(to_value), &pre_stop)
             || !same((!c.ports.is_empty()).then(|| to_value(&c.ports)), &ports)
             || !same(c.status_context.as_ref().map(to_value), &Some(context.clone()))
@@ -221,9 +247,15 @@ fn create_patch(
         }
         let index = i.to_string();
         let base = ["spec", "containers", index.as_str()];
-        for (field, value) in [("preStop", pre_stop), ("ports", ports), ("statusContext", Some(context))] {
+        for (field, value) in [
+            ("preStop", pre_stop),
+            ("ports", ports),
+            ("statusContext", Some(context)),
+        ] {
             let path = base.iter().copied().chain([field]);
-            let current = doc.pointer(&format!("/spec/containers/{i}/{field}")).filter(|v| !v.is_null());
+            let current = doc
+                .pointer(&format!("/spec/containers/{i}/{field}"))
+                .filter(|v| !v.is_null());
             match value {
                 Some(v) if current != Some(&v) => push(&mut doc, patch::add(path, v)),
                 _ => {}

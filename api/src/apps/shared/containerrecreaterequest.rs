@@ -80,7 +80,10 @@ pub struct ContainerRecreateRequestContainerContext {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerRecreateRequestStrategy {
     /// `Fail` (default): the first failed container completes the request; `Ignore`: go on.
-    #[serde(default, skip_serializing_if = "ContainerRecreateRequestFailurePolicy::is_unset")]
+    #[serde(
+        default,
+        skip_serializing_if = "ContainerRecreateRequestFailurePolicy::is_unset"
+    )]
     pub failure_policy: ContainerRecreateRequestFailurePolicy,
     /// Recreate the next container only once the previous one succeeded.
     #[serde(default, skip_serializing_if = "is_false")]
