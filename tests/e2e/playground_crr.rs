@@ -124,8 +124,13 @@ fn running_pod(k: &Path) -> Value {
 }
 
 /// The newest container of `name` in the pod, in the runtime: id, state, restart count annotation.
-fn newest(runtime: &Runtime, uid: &str, name: &str) -> (String, ContainerState, String) {
-    tokio::runtime::Runtime::new().unwrap().block_on(async {
+fn newest(
+    rt: &tokio::runtime::Runtime,
+    runtime: &Runtime,
+    uid: &str,
+    name: &str,
+) -> (String, ContainerState, String) {
+    rt.block_on(async {
         let mut listed = runtime
             .list_containers(&[(kubelet::POD_UID, uid), (kubelet::CONTAINER_NAME, name)], None)
             .await
@@ -149,7 +154,9 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
     let socket = format!("unix://{}", containerd.socket().display());
     let served = serve(&["--runtime", &format!("containerd={socket}")]);
     let k = served.kubeconfig.as_path();
-    let runtime = tokio::runtime::Runtime::new().unwrap().block_on(async {
+    // One tokio runtime for the CRI client: its channel lives on the runtime that made it.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let runtime = rt.block_on(async {
         Runtime::connect(&containerd.socket(), Duration::from_secs(10))
             .await
             .unwrap()
@@ -208,7 +215,7 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
         "the sidecar kept running"
     );
     assert_eq!(sidecar["restartCount"], 0);
-    let (id, state, restarts) = newest(&runtime, &uid, "app");
+    let (id, state, restarts) = newest(&rt, &runtime, &uid, "app");
     assert_eq!(
         (format!("containerd://{id}"), state, restarts.as_str()),
         (
@@ -217,7 +224,7 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
             "1"
         )
     );
-    let (id, state, _) = newest(&runtime, &uid, "sidecar");
+    let (id, state, _) = newest(&rt, &runtime, &uid, "sidecar");
     assert_eq!(
         (format!("containerd://{id}"), state),
         (sidecar_before.clone(), ContainerState::ContainerRunning)
