@@ -62,6 +62,93 @@ pub enum Command {
         after_help = "Examples:\n  kubectl kruise completion bash > ~/.local/share/bash-completion/completions/kubectl-kruise\n  kubectl kruise completion zsh > \"${fpath[1]}/_kubectl-kruise\"\n  kubectl kruise completion fish > ~/.config/fish/completions/kubectl-kruise.fish"
     )]
     Completion(CompletionArgs),
+    /// Run a command in a container of a pod, or of a workload's pod (`-S`: a SidecarSet's working
+    /// hot-upgrade container).
+    #[command(
+        after_help = "Examples:\n  kubectl kruise exec web-abcde -- date\n  # the first active pod of CloneSet web\n  kubectl kruise exec cloneset/web -- date\n  # the working container of the hot-upgraded SidecarSet container log-agent\n  kubectl kruise exec cloneset/web -S log-agent -it -- sh"
+    )]
+    Exec(crate::exec::ExecArgs),
+    /// Expose a CloneSet (or any kind kubectl's expose takes) as a new Service.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise expose cloneset web --port=80 --target-port=8080\n  kubectl kruise expose deployment shop --port=80"
+    )]
+    Expose(crate::expose::RawArgs),
+    /// kubectl's `diff`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise diff -f cloneset.yaml"
+    )]
+    Diff(crate::expose::RawArgs),
+    /// kubectl's `apply`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise apply -f cloneset.yaml"
+    )]
+    Apply(crate::expose::RawArgs),
+    /// kubectl's `patch`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise patch cloneset web --type=merge -p '{\"spec\":{\"replicas\":3}}'"
+    )]
+    Patch(crate::expose::RawArgs),
+    /// kubectl's `replace`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise replace -f cloneset.yaml"
+    )]
+    Replace(crate::expose::RawArgs),
+    /// kubectl's `wait`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise wait --for=jsonpath='{.status.readyReplicas}'=3 cloneset/web"
+    )]
+    Wait(crate::expose::RawArgs),
+    /// kubectl's `kustomize`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise kustomize manifests/"
+    )]
+    Kustomize(crate::expose::RawArgs),
+    /// kubectl's `config`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise config current-context"
+    )]
+    Config(crate::expose::RawArgs),
+    /// kubectl's `plugin`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise plugin list"
+    )]
+    Plugin(crate::expose::RawArgs),
+    /// kubectl's `version`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise version --client"
+    )]
+    Version(crate::expose::RawArgs),
+    /// kubectl's `api-versions`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise api-versions"
+    )]
+    ApiVersions(crate::expose::RawArgs),
+    /// kubectl's `api-resources`.
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise api-resources --api-group=apps.kruise.io"
+    )]
+    ApiResources(crate::expose::RawArgs),
+    /// kubectl's `options`.
+    #[command(disable_help_flag = true, after_help = "Examples:\n  kubectl kruise options")]
+    Options(crate::expose::RawArgs),
+    /// kubectl's `scale` (CloneSets and Advanced StatefulSets have the scale subresource).
+    #[command(
+        disable_help_flag = true,
+        after_help = "Examples:\n  kubectl kruise scale cloneset/web --replicas=5"
+    )]
+    Scale(crate::expose::RawArgs),
 }
 
 /// `rollout …`.

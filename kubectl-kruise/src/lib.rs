@@ -5,7 +5,9 @@
 pub mod cli;
 pub mod client;
 pub mod create;
+pub mod exec;
 pub mod explain;
+pub mod expose;
 pub mod get;
 pub mod kinds;
 pub mod migrate;

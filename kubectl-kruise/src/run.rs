@@ -63,6 +63,21 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
             crate::migrate::run(&session, args).await?;
         }
         Command::Get(args) => return crate::get::run(&cli.kube, &args.what),
+        Command::Exec(args) => return crate::exec::run(&cli.kube, &args).await,
+        Command::Expose(args) => return crate::expose::run(&cli.kube, &args).await,
+        Command::Diff(_)
+        | Command::Apply(_)
+        | Command::Patch(_)
+        | Command::Replace(_)
+        | Command::Wait(_)
+        | Command::Kustomize(_)
+        | Command::Config(_)
+        | Command::Plugin(_)
+        | Command::Version(_)
+        | Command::ApiVersions(_)
+        | Command::ApiResources(_)
+        | Command::Options(_)
+        | Command::Scale(_) => return delegate_to_kubectl(),
         Command::Completion(args) => {
             let mut command = Cli::command();
             // Into a buffer: clap_complete panics when its writer fails (a closed pipe).

@@ -2,30 +2,32 @@
 //! the UD's revisions, subset workloads and pods from the cluster cache, carries out the revision and
 //! subset writes, records events and writes the status.
 //!
-//! Triggers: the UD itself and the workloads it controls (apps/v1 StatefulSets and Deployments,
-//! Advanced StatefulSets, CloneSets); pods are not watched (their workload's status changes when they
-//! do). An update reads the workload fresh from the API server and re-applies the subset template to
+//! Triggers: the UD itself and the workloads it controls or may adopt (apps/v1 StatefulSets and
+//! Deployments, Advanced StatefulSets, CloneSets); pods are not watched (their workload's status
+//! changes when they do). An update reads the workload fresh from the API server and re-applies the subset template to
 //! it, so fields kruise-rs does not model are kept.
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
-    CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CloneSet, StatefulSet as AdvancedStatefulSet,
-    SubsetKind, UnitedDeployment,
+    CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CloneSet, RESERVED_POD_LABEL,
+    StatefulSet as AdvancedStatefulSet, SubsetKind, UnitedDeployment,
 };
 use kruise_reconcile::uniteddeployment::{
-    Desired, Input, Plan, RevisionWrite, SubsetWrite, apply_subset_template, failed, plan,
+    Claim, Desired, Input, Plan, PodLabel, RevisionWrite, SubsetWrite, apply_subset_template, claim, claimed,
+    failed, kind_of, plan, set_max_unavailable,
 };
 use kube::{
     Api, Resource as _, ResourceExt as _,
-    api::{ApiResource, DeleteParams, DynamicObject, PostParams, PropagationPolicy},
+    api::{ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, PropagationPolicy},
     runtime::events::{Event, EventType, Recorder, Reporter},
     runtime::reflector::ObjectRef,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{
     Context, ControllerView, Error,
@@ -49,10 +51,20 @@ struct UnitedDeployments {
     recorder: Recorder,
 }
 
-fn owner<K: kube::Resource>(object: &K, _: &Known<UnitedDeployment>) -> Vec<ObjectRef<UnitedDeployment>> {
-    pods::kruise_controller::<UnitedDeployment, _>(object)
-        .into_iter()
-        .collect()
+/// The UD controlling a workload; for an orphan, the UDs of its namespace whose selector matches it
+/// (they may adopt it).
+fn owner<K: kube::Resource>(object: &K, known: &Known<UnitedDeployment>) -> Vec<ObjectRef<UnitedDeployment>> {
+    let meta = object.meta();
+    if pods::controller_of(meta.owner_references.as_ref()).is_some() {
+        return pods::kruise_controller::<UnitedDeployment, _>(object)
+            .into_iter()
+            .collect();
+    }
+    let labels = meta.labels.clone().unwrap_or_default();
+    known.refs(|ud| {
+        ud.metadata.namespace == meta.namespace
+            && kruise_core::selector::selects_non_empty(ud.spec.selector.as_ref(), &labels).unwrap_or(false)
+    })
 }
 
 fn api_resource(kind: SubsetKind) -> ApiResource {
@@ -64,7 +76,8 @@ fn api_resource(kind: SubsetKind) -> ApiResource {
     }
 }
 
-/// The UD's revisions, workloads (as JSON) and selected pods, from the cache.
+/// The UD's revisions, the workloads it controls or could adopt (as JSON: those without a controller)
+/// and its selected pods, from the cache.
 fn gather(
     view: &dyn ControllerView,
     ud: &UnitedDeployment,
@@ -80,16 +93,19 @@ fn gather(
         .filter(|r| ours(&r.metadata))
         .map(|r| (*r).clone())
         .collect();
+    let claimable = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+        pods::controller_of(meta.owner_references.as_ref()).is_none_or(|o| o.uid == uid)
+    };
     let kinds = view.kinds();
     let mut workloads = Vec::new();
     fn push<K: kube::Resource + serde::Serialize>(
         out: &mut Vec<Value>,
         items: Vec<Arc<K>>,
-        ours: &dyn Fn(&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool,
+        keep: &dyn Fn(&k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> bool,
         api_version: &str,
         kind: &str,
     ) {
-        for item in items.into_iter().filter(|i| ours(i.meta())) {
+        for item in items.into_iter().filter(|i| keep(i.meta())) {
             if let Ok(mut v) = serde_json::to_value(&*item) {
                 v["apiVersion"] = api_version.into();
                 v["kind"] = kind.into();
@@ -100,28 +116,28 @@ fn gather(
     push(
         &mut workloads,
         kinds.stateful_sets.list(Some(&namespace)),
-        &ours,
+        &claimable,
         "apps/v1",
         "StatefulSet",
     );
     push(
         &mut workloads,
         kinds.deployments.list(Some(&namespace)),
-        &ours,
+        &claimable,
         "apps/v1",
         "Deployment",
     );
     push(
         &mut workloads,
         kinds.advanced_stateful_sets.list(Some(&namespace)),
-        &ours,
+        &claimable,
         "apps.kruise.io/v1beta1",
         "StatefulSet",
     );
     push(
         &mut workloads,
         kinds.clone_sets.list(Some(&namespace)),
-        &ours,
+        &claimable,
         "apps.kruise.io/v1beta1",
         "CloneSet",
     );
@@ -152,6 +168,68 @@ impl UnitedDeployments {
         if let Err(e) = self.recorder.publish(&event, &ud.object_ref(&())).await {
             tracing::debug!(error = %e, reason, "could not record event");
         }
+    }
+
+    /// Carries out the claims on the workloads found (adopt matching orphans, release ours that left
+    /// the selector) and returns the workloads the UD controls. A failed claim write is logged and the
+    /// workload left out of this pass; the next pass tries again.
+    async fn claim_workloads(&self, ud: &UnitedDeployment, candidates: Vec<Value>) -> Vec<Value> {
+        let mut ours = Vec::with_capacity(candidates.len());
+        for workload in candidates {
+            match claim(ud, &workload) {
+                Claim::Keep => ours.push(workload),
+                Claim::Ignore => {}
+                how => {
+                    let body = claimed(ud, &workload, how);
+                    match self.replace_workload(ud, &body).await {
+                        Ok(written) if how == Claim::Adopt => ours.push(written),
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!(uniteddeployment = %ud.name_any(),
+                            workload = %workload["metadata"]["name"], error = %e, claim = ?how,
+                            "could not claim a workload"),
+                    }
+                }
+            }
+        }
+        ours
+    }
+
+    /// PUT a workload (its resourceVersion guards against a concurrent write); the object written.
+    async fn replace_workload(&self, ud: &UnitedDeployment, body: &Value) -> Result<Value, String> {
+        let kind = kind_of(body).ok_or("not a subset workload kind")?;
+        let api = Api::<DynamicObject>::namespaced_with(
+            self.context.client.clone(),
+            &ud.namespace().unwrap_or_default(),
+            &api_resource(kind),
+        );
+        let object: DynamicObject = serde_json::from_value(body.clone()).map_err(|e| e.to_string())?;
+        let name = object.metadata.name.clone().unwrap_or_default();
+        let written = api
+            .replace(&name, &PostParams::default(), &object)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut value = serde_json::to_value(&written).map_err(|e| e.to_string())?;
+        value["apiVersion"] = body["apiVersion"].clone();
+        value["kind"] = body["kind"].clone();
+        Ok(value)
+    }
+
+    /// Reservation mode: the reserved label of each pod whose state changed (a pod gone meanwhile is
+    /// skipped); an error stops the pass, as the allocation counted the new labels.
+    async fn label_pods(&self, ud: &UnitedDeployment, labels: &[PodLabel]) -> Result<(), kube::Error> {
+        let api: Api<Pod> = Api::namespaced(self.context.client.clone(), &ud.namespace().unwrap_or_default());
+        for PodLabel { pod, reserved } in labels {
+            let patch = json!({"metadata": {"labels": {RESERVED_POD_LABEL: reserved.to_string()}}});
+            match api
+                .patch(pod, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.reason == "NotFound" => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// The revision writes; an error stops the pass (nothing is built on a revision that is not there).
@@ -219,7 +297,11 @@ impl UnitedDeployments {
                 }
             }
             SubsetWrite::Update {
-                subset, kind, name, ..
+                subset,
+                kind,
+                name,
+                max_unavailable,
+                ..
             } => {
                 let api = api(*kind);
                 let status = plan.status.subset_statuses.iter().find(|s| &s.name == subset);
@@ -233,7 +315,11 @@ impl UnitedDeployments {
                 for _ in 0..5 {
                     let fresh = api.get(name).await.map_err(|e| e.to_string())?;
                     let fresh = serde_json::to_value(&fresh).map_err(|e| e.to_string())?;
-                    let body = apply_subset_template(ud, desired, Some(&fresh)).map_err(|e| e.to_string())?;
+                    let mut body =
+                        apply_subset_template(ud, desired, Some(&fresh)).map_err(|e| e.to_string())?;
+                    if let Some(pods) = max_unavailable {
+                        set_max_unavailable(&mut body, *kind, *pods);
+                    }
                     if body == fresh {
                         return Ok(());
                     }
@@ -277,7 +363,8 @@ impl Reconciler for UnitedDeployments {
             return Ok(Next::Idle);
         }
         let name = ud.name_any();
-        let (revisions, workloads, pod_list) = gather(&*pass.context.view, &ud);
+        let (revisions, candidates, pod_list) = gather(&*pass.context.view, &ud);
+        let workloads = self.claim_workloads(&ud, candidates).await;
         let pod_refs: Vec<&PodRecord> = pod_list.iter().map(|p| &**p).collect();
         let now = Timestamp::now();
         let plan = plan(Input {
@@ -297,6 +384,7 @@ impl Reconciler for UnitedDeployments {
             .await;
             return Err(e.into());
         }
+        self.label_pods(&ud, &plan.pod_labels).await?;
         for event in &plan.events {
             self.publish(&ud, event.warning, event.reason, event.message.clone())
                 .await;

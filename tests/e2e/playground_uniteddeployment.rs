@@ -297,3 +297,110 @@ fn adaptive_moves_pods_that_cannot_be_scheduled_to_the_next_subset() {
     assert_eq!(nowhere["conditions"][0]["status"], "False");
     assert_eq!(nowhere["conditions"][0]["reason"], "reschedule");
 }
+
+const RESERVING: &str = r#"
+apiVersion: apps.kruise.io/v1beta1
+kind: UnitedDeployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    cloneSetTemplate:
+      metadata:
+        labels: {app: web}
+      spec:
+        template:
+          metadata:
+            labels: {app: web}
+          spec:
+            containers:
+            - name: main
+              image: nginx:1
+  topology:
+    scheduleStrategy:
+      type: Adaptive
+      adaptive: {rescheduleCriticalSeconds: 1, unschedulableDuration: 3, reserveUnschedulablePods: true}
+    subsets:
+    - name: later
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [playground-x]}]
+    - name: zone-c
+      nodeSelectorTerm:
+        matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [playground-c]}]
+"#;
+
+/// Subset name → pods labelled reserved ("true") or not ("false").
+fn reserved_labels(k: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for p in items(k, &["get", "pods", "-l", "app=web"]) {
+        if !p["metadata"]["deletionTimestamp"].is_null() {
+            continue;
+        }
+        let labels = &p["metadata"]["labels"];
+        let subset = labels[SUBSET].as_str().unwrap_or("").to_string();
+        let reserved = labels["apps.kruise.io/united-deployment-reserved-pod"]
+            .as_str()
+            .unwrap_or("none")
+            .to_string();
+        out.entry(subset).or_default().push(reserved);
+    }
+    out.values_mut().for_each(|v| v.sort());
+    out
+}
+
+#[test]
+fn reservation_keeps_pending_pods_runs_temporary_ones_and_hands_back_on_recovery() {
+    let pg = serve(&[]);
+    let k = pg.kubeconfig.as_path();
+    let (applied, _, err) = kubectl(k, &["apply", "-f", "-"], Some(RESERVING));
+    assert!(applied, "{err}");
+    // No node is in zone playground-x: `later`'s two pods stay pending, are reserved (kept, labelled)
+    // and zone-c runs two temporary pods.
+    wait_for(
+        "two reserved pods in `later`, two temporary pods in zone-c",
+        || {
+            workload_replicas(k, "clonesets.apps.kruise.io") == expect(&[("later", 2), ("zone-c", 2)])
+                && reserved_labels(k).get("later") == Some(&vec!["true".to_string(), "true".to_string()])
+                && pods(k).iter().filter(|(s, _, _)| s == "zone-c").count() == 2
+        },
+    );
+    let status = json(k, &["get", "ud", "web"])["status"].clone();
+    assert_eq!(status["reservedPods"], 2, "{status}");
+    assert_eq!(status["replicas"], 2, "reserved pods are not counted: {status}");
+    assert!(
+        status["labelSelector"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("apps.kruise.io/united-deployment-reserved-pod=false"),
+        "{status}"
+    );
+    // A node joins zone playground-x: the reserved pods run, leave the reserved state after
+    // unschedulableDuration, and the temporary pods go.
+    let node = items(
+        k,
+        &["get", "nodes", "-l", "topology.kubernetes.io/zone=playground-b"],
+    )[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    ok(
+        k,
+        &[
+            "label",
+            "node",
+            &node,
+            "topology.kubernetes.io/zone=playground-x",
+            "--overwrite",
+        ],
+    );
+    wait_for("`later` runs both pods, zone-c none, nothing reserved", || {
+        workload_replicas(k, "clonesets.apps.kruise.io") == expect(&[("later", 2), ("zone-c", 0)])
+            && reserved_labels(k).get("later") == Some(&vec!["false".to_string(), "false".to_string()])
+            && pods(k).iter().filter(|(s, _, _)| s == "later").count() == 2
+    });
+    let status = json(k, &["get", "ud", "web"])["status"].clone();
+    assert_eq!(status["reservedPods"].as_i64().unwrap_or(0), 0, "{status}");
+}

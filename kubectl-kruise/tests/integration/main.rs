@@ -5,6 +5,8 @@
 
 mod common;
 mod plugin_create_get;
+mod plugin_daemonset;
+mod plugin_exec_expose;
 mod plugin_explain;
 mod plugin_rollout;
 mod plugin_set;

@@ -63,7 +63,7 @@ pub struct Schedulability {
 }
 
 /// Sets the `Schedulable` condition (a change of status or reason moves `lastTransitionTime`).
-fn set(
+pub(super) fn set_schedulable(
     conditions: &mut Vec<UnitedDeploymentSubsetCondition>,
     status: &str,
     reason: &str,
@@ -121,7 +121,7 @@ pub fn schedulability(
                 "unschedulable subset recovered after {duration:.6} seconds",
                 duration = duration as f64
             );
-            set(&mut conditions, "True", "recover", message, &now_time);
+            set_schedulable(&mut conditions, "True", "recover", message, &now_time);
         }
     }
     if ready < replicas {
@@ -136,7 +136,7 @@ pub fn schedulability(
         }
         if timed_out > 0 {
             unschedulable = true;
-            set(
+            set_schedulable(
                 &mut conditions,
                 "False",
                 "reschedule",

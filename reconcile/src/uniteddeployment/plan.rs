@@ -12,8 +12,8 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
     CONDITION_SUBSET_FAILURE, CONDITION_SUBSET_PROVISIONED, CONDITION_SUBSET_UPDATED, CONDITION_UPDATED,
-    REVISION_LABEL, SUBSET_NAME_LABEL, SUBSET_PATCH_ANNOTATION, SubsetKind, UnitedDeployment,
-    UnitedDeploymentCondition, UnitedDeploymentStatus, UnitedDeploymentSubsetCondition,
+    RESERVED_POD_LABEL, REVISION_LABEL, SUBSET_NAME_LABEL, SUBSET_PATCH_ANNOTATION, SubsetKind,
+    UnitedDeployment, UnitedDeploymentCondition, UnitedDeploymentStatus, UnitedDeploymentSubsetCondition,
     UnitedDeploymentSubsetStatus,
 };
 use kruise_core::pod_state::{is_active, is_ready};
@@ -22,8 +22,11 @@ use serde_json::Value;
 
 use super::adaptive::schedulability;
 use super::allocator::{AllocError, SubsetState, allocate};
+use super::reservation::{
+    PodLabel, Reservation, Rollout, created_condition, just_recovered_scaled_up, max_unavailable, reservation,
+};
 use super::revision::{Revisions, revisions};
-use super::workload::{Desired, WorkloadError, apply_subset_template};
+use super::workload::{Desired, WorkloadError, apply_subset_template, kind_of, set_max_unavailable};
 
 /// What a pass reads.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +56,8 @@ pub enum SubsetWrite {
         kind: SubsetKind,
         name: String,
         body: Value,
+        /// Reservation mode: the `maxUnavailable` the workload gets ([`set_max_unavailable`]).
+        max_unavailable: Option<i32>,
     },
     /// Delete (background propagation): a subset gone from the spec, a duplicate, or another kind.
     Delete {
@@ -77,6 +82,8 @@ pub struct Plan {
     /// The replicas per subset, or why they cannot be allocated (then no subset is touched).
     pub allocation: Result<BTreeMap<String, i32>, AllocError>,
     pub writes: Vec<SubsetWrite>,
+    /// Reservation mode: pods whose reserved label must be written (before the subset writes).
+    pub pod_labels: Vec<PodLabel>,
     /// Subsets whose workload could not be built (bad patch, foreign controller).
     pub failures: Vec<(String, WorkloadError)>,
     /// The status once every write succeeded.
@@ -92,14 +99,6 @@ struct Existing<'a> {
     kind: SubsetKind,
     name: &'a str,
     object: &'a Value,
-}
-
-fn kind_of(object: &Value) -> Option<SubsetKind> {
-    let api_version = object["apiVersion"].as_str()?;
-    let kind = object["kind"].as_str()?;
-    SubsetKind::ALL
-        .into_iter()
-        .find(|k| k.kind() == kind && api_version.split('/').next() == k.api_version().split('/').next())
 }
 
 fn int(v: &Value) -> i32 {
@@ -167,11 +166,18 @@ pub fn plan(input: Input<'_>) -> Plan {
         }
     }
     let strategy = &ud.spec.topology.schedule_strategy;
-    // Default adaptive mode: which subsets cannot schedule their pods (reservation mode is not done).
-    let adaptive = strategy.is_adaptive() && !strategy.reserves_unschedulable_pods();
+    // Adaptive scheduling: which subsets cannot schedule their pods, in the default mode or with
+    // reserved pods.
+    let reserving = strategy.is_adaptive() && strategy.reserves_unschedulable_pods();
+    let adaptive = strategy.is_adaptive() && !reserving;
     let old_status = ud.status.clone().unwrap_or_default();
     let mut requeue: Option<i64> = None;
-    let mut subset_conditions: BTreeMap<String, Vec<UnitedDeploymentSubsetCondition>> = BTreeMap::new();
+    let mut subset_conditions = stored_subset_conditions(ud, &old_status, reserving, input.now);
+    let rollout = Rollout {
+        revision: &revs.update,
+        updating_since: updating_since(&old_status, &revs, input.now),
+    };
+    let mut reservations: BTreeMap<String, Reservation> = BTreeMap::new();
     let mut states: BTreeMap<String, SubsetState> = BTreeMap::new();
     for (subset, e) in &by_subset {
         let mut state = SubsetState {
@@ -179,14 +185,24 @@ pub fn plan(input: Input<'_>) -> Plan {
             ready_replicas: int(&e.object["status"]["readyReplicas"]),
             ..SubsetState::default()
         };
+        let pods: Vec<&PodRecord> = input
+            .pods
+            .iter()
+            .copied()
+            .filter(|p| subset_of(p) == Some(subset))
+            .collect();
+        if reserving && let Some(conditions) = subset_conditions.get(*subset) {
+            let r = reservation(strategy, conditions.clone(), &pods, rollout, input.now);
+            state.unschedulable = r.unschedulable;
+            state.marked_unschedulable = r.marked_unschedulable;
+            state.reserved_pods = r.reserved_pods;
+            if let Some(after) = r.requeue_after {
+                requeue = Some(requeue.map_or(after, |q| q.min(after)));
+            }
+            reservations.insert(subset.to_string(), r);
+        }
         let old = old_status.subset_statuses.iter().find(|s| s.name == *subset);
         if adaptive && let Some(old) = old {
-            let pods: Vec<&PodRecord> = input
-                .pods
-                .iter()
-                .copied()
-                .filter(|p| subset_of(p) == Some(subset))
-                .collect();
             let replicas = int(&e.object["status"]["replicas"]);
             let s = schedulability(
                 strategy,
@@ -208,6 +224,12 @@ pub fn plan(input: Input<'_>) -> Plan {
         Ok(a) => a,
         Err(e) => return empty_plan(input, revs, Err(e)),
     };
+    for (subset, r) in &mut reservations {
+        let spec_replicas = states.get(subset).map_or(0, |s| s.spec_replicas);
+        let allocated = allocation.get(subset).copied().unwrap_or(0);
+        just_recovered_scaled_up(r, spec_replicas, allocated, input.now);
+        subset_conditions.insert(subset.clone(), r.conditions.clone());
+    }
     let partitions = ud
         .spec
         .update_strategy
@@ -245,26 +267,38 @@ pub fn plan(input: Input<'_>) -> Plan {
             continue;
         }
         match apply_subset_template(ud, desired, existing.map(|e| e.object)) {
-            Ok(body) => match existing {
-                None => {
-                    created += 1;
-                    writes.push(SubsetWrite::Create {
-                        subset: name.into(),
-                        kind,
-                        body,
-                    });
+            Ok(mut body) => {
+                // Reservation: an unschedulable subset may replace its old reserved pods.
+                let unavailable = existing.and_then(|e| {
+                    let r = reservations.get(name).filter(|r| r.unschedulable)?;
+                    let ready = int(&e.object["status"]["readyReplicas"]);
+                    Some(max_unavailable(int(&e.object["spec"]["replicas"]), ready, r))
+                });
+                if let Some(pods) = unavailable {
+                    set_max_unavailable(&mut body, kind, pods);
                 }
-                Some(e) if body != *e.object => {
-                    updated += 1;
-                    writes.push(SubsetWrite::Update {
-                        subset: name.into(),
-                        kind,
-                        name: e.name.into(),
-                        body,
-                    });
+                match existing {
+                    None => {
+                        created += 1;
+                        writes.push(SubsetWrite::Create {
+                            subset: name.into(),
+                            kind,
+                            body,
+                        });
+                    }
+                    Some(e) if body != *e.object => {
+                        updated += 1;
+                        writes.push(SubsetWrite::Update {
+                            subset: name.into(),
+                            kind,
+                            name: e.name.into(),
+                            body,
+                            max_unavailable: unavailable,
+                        });
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
-            },
+            }
             Err(error) => failures.push((name.to_string(), error)),
         }
     }
@@ -295,7 +329,19 @@ pub fn plan(input: Input<'_>) -> Plan {
         if let Some(conditions) = subset_conditions.remove(&s.name) {
             s.conditions = conditions;
         }
+        if let Some(r) = reservations.get(&s.name) {
+            s.reserved_pods = r.reserved_pods;
+            status.reserved_pods += r.reserved_pods;
+        }
     }
+    if reserving {
+        // Reserved pods are not counted; an HPA reading the scale subresource counts the others.
+        status.replicas -= status.reserved_pods;
+        status
+            .label_selector
+            .push_str(&format!(",{RESERVED_POD_LABEL}=false"));
+    }
+    let pod_labels = reservations.into_values().flat_map(|r| r.labels).collect();
     if created + deleted > 0 {
         set_condition(
             &mut status.conditions,
@@ -336,11 +382,53 @@ pub fn plan(input: Input<'_>) -> Plan {
         revisions: revs,
         allocation: Ok(allocation),
         writes,
+        pod_labels,
         failures,
         status,
         events,
         requeue_after,
     }
+}
+
+/// The subsets' conditions as stored; under reservation, a subset added to a UD that already had
+/// subsets starts marked unschedulable (OpenKruise's `initStatus`).
+fn stored_subset_conditions(
+    ud: &UnitedDeployment,
+    old: &UnitedDeploymentStatus,
+    reserving: bool,
+    now: Timestamp,
+) -> BTreeMap<String, Vec<UnitedDeploymentSubsetCondition>> {
+    let had_subsets = !old.subset_statuses.is_empty();
+    ud.spec
+        .topology
+        .subsets
+        .iter()
+        .map(|subset| {
+            let conditions = match old.subset_statuses.iter().find(|s| s.name == subset.name) {
+                Some(s) => s.conditions.clone(),
+                None if reserving && had_subsets => vec![created_condition(now)],
+                None => Vec::new(),
+            };
+            (subset.name.clone(), conditions)
+        })
+        .collect()
+}
+
+/// When the UD began updating to its update revision (its `UnitedDeploymentUpdated` condition turned
+/// False), or `None` when it is not updating.
+fn updating_since(old: &UnitedDeploymentStatus, revs: &Revisions, now: Timestamp) -> Option<Timestamp> {
+    if revs.current == revs.update {
+        return None;
+    }
+    let stored = old
+        .conditions
+        .iter()
+        .find(|c| c.type_ == CONDITION_UPDATED && c.status == "False");
+    Some(
+        stored
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map_or(now, |t| t.0),
+    )
 }
 
 /// OpenKruise's update triggers: another revision, replicas, partition or patch, or pods of the
@@ -412,6 +500,7 @@ fn empty_plan(
         revisions: revs,
         allocation,
         writes: Vec::new(),
+        pod_labels: Vec::new(),
         failures: Vec::new(),
         status,
         events,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use kruise_api::apps_v1beta1::UnitedDeployment;
 use serde_json::{Value, json};
@@ -116,14 +116,7 @@ fn new_revision(ud: &UnitedDeployment, number: i64, collisions: Option<i32>) -> 
             name: Some(revision_name(&ud_name, &hash)),
             namespace: ud.metadata.namespace.clone(),
             labels: Some(labels),
-            owner_references: Some(vec![OwnerReference {
-                api_version: "apps.kruise.io/v1beta1".into(),
-                kind: "UnitedDeployment".into(),
-                name: ud_name,
-                uid: ud.metadata.uid.clone().unwrap_or_default(),
-                controller: Some(true),
-                block_owner_deletion: Some(true),
-            }]),
+            owner_references: Some(vec![super::claim::controller_reference(ud)]),
             ..ObjectMeta::default()
         },
         data: RawExtension(data),

@@ -3,4 +3,5 @@
 mod adaptive;
 mod allocation;
 mod pass;
+mod reservation;
 mod workload;

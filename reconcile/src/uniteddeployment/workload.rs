@@ -158,9 +158,7 @@ fn set_controller(
     kind: SubsetKind,
 ) -> Result<(), WorkloadError> {
     let uid = ud.metadata.uid.as_deref().unwrap_or_default();
-    let ud_name = ud.metadata.name.as_deref().unwrap_or_default();
-    let ours = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "UnitedDeployment",
-        "name": ud_name, "uid": uid, "controller": true, "blockOwnerDeletion": true});
+    let ours = json!(super::claim::controller_reference(ud));
     let name = meta_name(meta);
     let refs = meta.entry("ownerReferences").or_insert_with(|| json!([]));
     if !refs.is_array() {
@@ -221,6 +219,28 @@ fn set_partition(spec: &mut Map<String, Value>, kind: SubsetKind, partition: i32
         }
         _ => {}
     }
+}
+
+/// The subset kind of a workload read as JSON (`apiVersion` group and `kind`).
+pub fn kind_of(object: &Value) -> Option<SubsetKind> {
+    let api_version = object["apiVersion"].as_str()?;
+    let kind = object["kind"].as_str()?;
+    SubsetKind::ALL
+        .into_iter()
+        .find(|k| k.kind() == kind && api_version.split('/').next() == k.api_version().split('/').next())
+}
+
+/// Reservation mode: overwrites the workload's `maxUnavailable` (`spec.strategy.rollingUpdate` of a
+/// Deployment, `spec.updateStrategy.rollingUpdate` of the other kinds) with a number of pods.
+pub fn set_max_unavailable(workload: &mut Value, kind: SubsetKind, pods: i32) {
+    let Some(spec) = workload.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let strategy = match kind {
+        SubsetKind::Deployment => object_at(spec, "strategy"),
+        _ => object_at(spec, "updateStrategy"),
+    };
+    object_at(strategy, "rollingUpdate").insert("maxUnavailable".into(), json!(pods));
 }
 
 /// Appends the subset's `matchExpressions` to every required node-affinity term (creating one when

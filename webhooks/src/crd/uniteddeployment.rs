@@ -338,6 +338,7 @@ fn validate_template(template: &Value, selector: Option<&Value>, path: &Path) ->
             ));
         }
     }
+    errs.extend(pod_template::validate_workload_template(which, t, selector, &tp));
     if let Some(r) = present(&t["spec"], "replicas") {
         errs.push(invalid(
             &tp.child("spec").child("replicas"),
@@ -531,5 +532,6 @@ pub fn validate_update(spec: &Value, old: &Value) -> ErrorList {
     errs
 }
 
+mod pod_template;
 #[cfg(test)]
 mod tests;

@@ -84,7 +84,13 @@ pub fn plugin_path() -> String {
 impl Cluster {
     /// Runs `kubectl ARGS` (stdin: `input`).
     pub fn run(&self, args: &[&str], input: Option<&str>) -> Output {
+        self.run_env(&[], args, input)
+    }
+
+    /// Runs `kubectl ARGS` with extra environment variables (stdin: `input`).
+    pub fn run_env(&self, env: &[(&str, &str)], args: &[&str], input: Option<&str>) -> Output {
         let mut child = Command::new("kubectl")
+            .envs(env.iter().copied())
             .env("KUBECONFIG", &self.kubeconfig)
             .env("KUBECACHEDIR", self.dir.path().join("kube-cache"))
             .env("PATH", plugin_path())
@@ -161,4 +167,15 @@ spec:
   updateStrategy: {strategy}
 "
     )
+}
+
+/// A stand-in for kubectl, for the plugin's own calls (`KUBECTL=<path>`): prints each argument on a
+/// line and exits with `code`. It shows the command line the plugin built and that the exit code
+/// comes back, where the playground cannot do what the real kubectl would ask (pods/exec).
+pub fn recording_kubectl(dir: &Path, code: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join(format!("kubectl-exit-{code}"));
+    std::fs::write(&path, format!("#!/bin/sh\nprintf '%s\\n' \"$@\"\nexit {code}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
 }

@@ -271,3 +271,65 @@ fn updates_keep_subset_placement_and_the_statefulset_shape() {
         "{message}"
     );
 }
+
+/// A UD whose only template is a Deployment template with pod `template`.
+fn deployment_ud(template: Value) -> Value {
+    ud(
+        "v1beta1",
+        json!({"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"deploymentTemplate": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"template": template}}},
+            "topology": {"subsets": [{"name": "a"}]}}),
+    )
+}
+
+#[test]
+fn the_embedded_pod_template_is_validated_as_its_own_kind_would_be() {
+    // Undefaulted but valid: accepted (the API server defaults the Deployment it becomes).
+    let good = json!({"metadata": {"labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    check("CREATE", &deployment_ud(good), None).unwrap();
+    let cases: &[(Value, &str)] = &[
+        (
+            json!({"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}, {"name": "c", "image": "nginx"}]}}),
+            "spec.template.deploymentTemplate.spec.template.spec.containers[1].name: Duplicate value: \"c\"",
+        ),
+        (
+            json!({"metadata": {"labels": {"app": "other"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+            "spec.template.deploymentTemplate.spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"other\"}: `selector` does not match template `labels`",
+        ),
+        (
+            json!({"metadata": {"labels": {"app": "web"}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "nginx"}]}}),
+            "spec.template.deploymentTemplate.spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+        ),
+        (
+            json!({"metadata": {"labels": {"app": "web"}},
+                "spec": {"activeDeadlineSeconds": 5, "containers": [{"name": "c", "image": "nginx"}]}}),
+            "spec.template.deploymentTemplate.spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
+        ),
+        (
+            json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}}),
+            "spec.template.deploymentTemplate.spec.template.spec.containers[0].image: Required value",
+        ),
+    ];
+    for (template, want) in cases {
+        let message = check("CREATE", &deployment_ud(template.clone()), None).unwrap_err();
+        assert!(message.contains(want), "{message}\nwant: {want}");
+    }
+    // A StatefulSet template: its own fields too, after the defaults OpenKruise assumes.
+    let mut object = ud("v1beta1", spec(json!([{"name": "a"}])));
+    object["spec"]["template"]["statefulSetTemplate"]["spec"]["podManagementPolicy"] = json!("Sometimes");
+    let message = check("CREATE", &object, None).unwrap_err();
+    assert!(
+        message.contains("spec.template.statefulSetTemplate.spec.podManagementPolicy: Invalid value: \"Sometimes\": must be 'OrderedReady' or 'Parallel'"),
+        "{message}"
+    );
+    // A CloneSet template is left to the CloneSet webhook.
+    let mut object = deployment_ud(json!({}));
+    let t = object["spec"]["template"]["deploymentTemplate"].take();
+    object["spec"]["template"] = json!({"cloneSetTemplate": t});
+    check("CREATE", &object, None).unwrap();
+}
