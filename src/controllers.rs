@@ -16,6 +16,8 @@
 //!   `--feature-gates ResourceDistributionGate=false`);
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
 //! - [`daemonset`]: Advanced DaemonSet pods, revisions and status;
+//! - [`container_recreate_request`]: ContainerRecreateRequest timeouts, snapshot, unready drain, TTL
+//!   (gate `KruiseDaemon`; the node agent recreates);
 //! - [`ephemeraljob`]: EphemeralJob ephemeral containers injected into matching pods, status, TTL;
 //! - [`statefulset`]: Advanced StatefulSet pods, claims, revisions and status;
 //! - [`uniteddeployment`]: UnitedDeployment subset workloads, revisions and status;
@@ -37,6 +39,7 @@
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod container_recreate_request;
 pub mod control_loop;
 pub mod daemonset;
 pub mod ephemeraljob;
@@ -175,6 +178,7 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     }
     if context.settings.enabled(kruise_core::Gate::KruiseDaemon) {
         set.spawn(node_image::run(context.clone()));
+        set.spawn(container_recreate_request::run(context.clone()));
     }
     if context.settings.enabled(kruise_core::Gate::ImagePullJobGate) {
         set.spawn(image_pull_job::run(context.clone()));

@@ -2,7 +2,8 @@
 //! runtime cannot be found or stops answering leaves the agent running and unready with the reason
 //! (OpenKruise's agent exits and crash-loops instead: openkruise/kruise#851, #1196, #1663); it searches
 //! again every `--probe-interval` and picks the runtime up when it answers (docs/node-agent.md).
-//! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`]).
+//! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`])
+//! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]).
 
 use std::{
     sync::{Arc, RwLock},
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 use crate::cli::DaemonArgs;
 
 pub mod puller;
+pub mod recreate;
 pub mod secrets;
 pub mod worker;
 
@@ -57,10 +59,15 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
                 node: args.node_name.clone(),
                 max_concurrent_pulls: args.max_concurrent_pulls,
             };
-            Some(tokio::spawn(puller::run(client, config, runtime_rx)))
+            let recreate = tokio::spawn(recreate::run(
+                client.clone(),
+                args.node_name.clone(),
+                runtime_rx.clone(),
+            ));
+            Some((tokio::spawn(puller::run(client, config, runtime_rx)), recreate))
         }
         Err(e) => {
-            tracing::warn!(error = %e, "no API server configuration: image pre-pull is off");
+            tracing::warn!(error = %e, "no API server configuration: image pre-pull and container recreation are off");
             None
         }
     };
@@ -68,8 +75,9 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
         .with_graceful_shutdown(crate::server::shutdown_signal())
         .await;
     search.abort();
-    if let Some(p) = puller {
+    if let Some((p, r)) = puller {
         p.abort();
+        r.abort();
     }
     Ok(served?)
 }

@@ -38,6 +38,10 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         ),
         merged(apps_a::UnitedDeployment::crd(), apps_b::UnitedDeployment::crd()),
         merged(
+            apps_a::ContainerRecreateRequest::crd(),
+            apps_b::ContainerRecreateRequest::crd(),
+        ),
+        merged(
             apps_a::PersistentPodState::crd(),
             apps_b::PersistentPodState::crd(),
         ),

@@ -22,13 +22,13 @@ mod serde_util;
 pub use apps::v1alpha1 as apps_v1alpha1;
 pub use apps::v1beta1 as apps_v1beta1;
 pub use conversion::{
-    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, convert_object, daemonset_to_v1alpha1,
-    daemonset_to_v1beta1, decode, imagelistpulljob_to_v1beta1, imagepulljob_to_v1beta1, nodeimage_to_v1beta1,
-    persistentpodstate_to_v1alpha1, persistentpodstate_to_v1beta1, podunavailablebudget_to_v1alpha1,
-    podunavailablebudget_to_v1beta1, resourcedistribution_to_v1alpha1, resourcedistribution_to_v1beta1,
-    sidecarset_to_v1alpha1, sidecarset_to_v1beta1, statefulset_to_v1alpha1, statefulset_to_v1beta1,
-    uniteddeployment_to_v1alpha1, uniteddeployment_to_v1beta1, workloadspread_to_v1alpha1,
-    workloadspread_to_v1beta1,
+    ConversionError, cloneset_to_v1alpha1, cloneset_to_v1beta1, containerrecreaterequest_to_v1beta1,
+    convert_object, daemonset_to_v1alpha1, daemonset_to_v1beta1, decode, imagelistpulljob_to_v1beta1,
+    imagepulljob_to_v1beta1, nodeimage_to_v1beta1, persistentpodstate_to_v1alpha1,
+    persistentpodstate_to_v1beta1, podunavailablebudget_to_v1alpha1, podunavailablebudget_to_v1beta1,
+    resourcedistribution_to_v1alpha1, resourcedistribution_to_v1beta1, sidecarset_to_v1alpha1,
+    sidecarset_to_v1beta1, statefulset_to_v1alpha1, statefulset_to_v1beta1, uniteddeployment_to_v1alpha1,
+    uniteddeployment_to_v1beta1, workloadspread_to_v1alpha1, workloadspread_to_v1beta1,
 };
 pub use crd::{crds, crds_yaml};
 pub use pod::PodRecord;

@@ -6,10 +6,12 @@
 //! `PodRecord` deserialises from the same JSON (unknown fields are skipped) and keeps:
 //!
 //! - `metadata` whole, except `managedFields` (never read, often the largest part);
-//! - `spec`: `nodeName`, `restartPolicy`, per ephemeral container what is kept per container, `readinessGates`, the node a daemon pod's affinity pins it to, and per container `name`, `image` and only the env entries
-//!   named in [`RECORDED_ENV`];
+//! - `spec`: `nodeName`, `restartPolicy`, `terminationGracePeriodSeconds`, per ephemeral container what
+//!   is kept per container, `readinessGates`, the node a daemon pod's affinity pins it to, and per
+//!   container `name`, `image`, `lifecycle.preStop`, `ports` and only the env entries named in
+//!   [`RECORDED_ENV`];
 //! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
-//!   `restartCount`, `started`, `containerID`; per ephemeral container status `name` and `state`.
+//!   `restartCount`, `started`, `containerID`, `state`; per ephemeral container status `name` and `state`.
 //!
 //! A field joins the record when a webhook or controller starts reading it.
 //!
@@ -17,7 +19,7 @@
 //! watch it from the pods endpoint directly. It is never written back: writes to pods are patches.
 
 use k8s_openapi::{
-    api::core::v1::{EnvVar, PodCondition, PodReadinessGate},
+    api::core::v1::{ContainerPort, EnvVar, LifecycleHandler, PodCondition, PodReadinessGate},
     apimachinery::pkg::apis::meta::v1::ObjectMeta,
 };
 use serde::{Deserialize, Deserializer, Serialize};
@@ -61,6 +63,9 @@ pub struct PodRecordSpec {
     /// `spec.restartPolicy` (BroadcastJob counts restarts of `OnFailure` pods).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<String>,
+    /// `spec.terminationGracePeriodSeconds` (a ContainerRecreateRequest's default grace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
     /// `spec.readinessGates`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub readiness_gates: Option<Vec<PodReadinessGate>>,
@@ -123,6 +128,21 @@ pub struct ContainerRecord {
         skip_serializing_if = "Option::is_none"
     )]
     pub env: Option<Vec<EnvVar>>,
+    /// `lifecycle`, reduced to `preStop` (a ContainerRecreateRequest runs it before the stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<LifecycleRecord>,
+    /// `ports` (an httpGet preStop may name one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<ContainerPort>>,
+}
+
+/// The recorded part of a container's `lifecycle`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleRecord {
+    /// `preStop`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pre_stop: Option<LifecycleHandler>,
 }
 
 /// The recorded part of a pod's status.
@@ -180,6 +200,9 @@ pub struct ContainerStatusRecord {
     /// `containerID`.
     #[serde(default, rename = "containerID", skip_serializing_if = "Option::is_none")]
     pub container_id: Option<String>,
+    /// `state` (a ContainerRecreateRequest reads when the running container started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<k8s_openapi::api::core::v1::ContainerState>,
 }
 
 fn metadata_without_managed_fields<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
@@ -284,8 +307,12 @@ mod tests {
                                 {"name": "p-barrier", "key": "p_1000"}}}],
                     "resources": {"requests": {"cpu": "100m"}},
                     "livenessProbe": {"exec": {"command": ["true"]}},
+                    "lifecycle": {"postStart": {"exec": {"command": ["true"]}},
+                        "preStop": {"httpGet": {"path": "/quit", "port": "http"}}},
+                    "ports": [{"name": "http", "containerPort": 80}],
                     "volumeMounts": [{"name": "v", "mountPath": "/v"}]
                 }],
+                "terminationGracePeriodSeconds": 20,
                 "volumes": [{"name": "v", "emptyDir": {}},
                     {"name": "data", "persistentVolumeClaim": {"claimName": "data-p", "readOnly": true}}],
                 "unknownField": {"kept": false}
@@ -312,14 +339,17 @@ mod tests {
                         "name": "app", "image": "app:1",
                         "env": [{"name": "IS_INJECTED", "value": "true"},
                                 {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef":
-                                    {"name": "p-barrier", "key": "p_1000"}}}]
+                                    {"name": "p-barrier", "key": "p_1000"}}}],
+                        "lifecycle": {"preStop": {"httpGet": {"path": "/quit", "port": "http"}}},
+                        "ports": [{"name": "http", "containerPort": 80}]
                     }],
+                    "terminationGracePeriodSeconds": 20,
                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]
                 },
                 "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "docker://sha256:1",
                         "containerID": "containerd://c1", "ready": true, "restartCount": 2,
-                        "started": true}]}
+                        "started": true, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}
             })
         );
     }

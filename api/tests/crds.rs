@@ -67,6 +67,7 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "advancedcronjobs.apps.kruise.io",
             "broadcastjobs.apps.kruise.io",
             "clonesets.apps.kruise.io",
+            "containerrecreaterequests.apps.kruise.io",
             "daemonsets.apps.kruise.io",
             "ephemeraljobs.apps.kruise.io",
             "imagelistpulljobs.apps.kruise.io",
@@ -150,6 +151,7 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     assert_eq!(short("uniteddeployments"), ["ud"]);
     // OpenKruise declares neither a short name nor columns for PersistentPodState; ours are additions.
     assert_eq!(short("persistentpodstates"), ["pps"]);
+    assert_eq!(short("containerrecreaterequests"), ["crr"]);
     let columns = |p: &str| -> Vec<String> {
         by_plural(&all, p).spec.versions[1]
             .additional_printer_columns
@@ -206,6 +208,15 @@ fn short_names_printer_columns_and_scale_match_openkruise() {
     assert_eq!(
         columns("persistentpodstates"),
         ["TARGET=.spec.targetRef.name", "AGE=.metadata.creationTimestamp"]
+    );
+    assert_eq!(
+        columns("containerrecreaterequests"),
+        [
+            "PHASE=.status.phase",
+            "POD=.spec.podName",
+            "NODE=.metadata.labels.crr\\.apps\\.kruise\\.io/node-name",
+            "AGE=.metadata.creationTimestamp"
+        ]
     );
     for v in &by_plural(&all, "persistentpodstates").spec.versions {
         let sub = v.subresources.as_ref().expect("subresources");

@@ -28,6 +28,12 @@ fn decodes(value: &Value) -> Result<(), String> {
         }
         ("UnitedDeployment", true) => decode::<apps_v1beta1::UnitedDeployment>(kind, value).map(drop),
         ("UnitedDeployment", false) => decode::<apps_v1alpha1::UnitedDeployment>(kind, value).map(drop),
+        ("ContainerRecreateRequest", true) => {
+            decode::<apps_v1beta1::ContainerRecreateRequest>(kind, value).map(drop)
+        }
+        ("ContainerRecreateRequest", false) => {
+            decode::<apps_v1alpha1::ContainerRecreateRequest>(kind, value).map(drop)
+        }
         ("PersistentPodState", true) => decode::<apps_v1beta1::PersistentPodState>(kind, value).map(drop),
         ("PersistentPodState", false) => decode::<apps_v1alpha1::PersistentPodState>(kind, value).map(drop),
         ("PodUnavailableBudget", true) => {
@@ -61,6 +67,7 @@ const KINDS: &[(&str, &str)] = &[
     ("apps.kruise.io", "ResourceDistribution"),
     ("apps.kruise.io", "UnitedDeployment"),
     ("apps.kruise.io", "PersistentPodState"),
+    ("apps.kruise.io", "ContainerRecreateRequest"),
     ("policy.kruise.io", "PodUnavailableBudget"),
 ];
 
@@ -180,6 +187,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/cluster/resourcedistribution.yaml"),
         include_str!("../../examples/cluster/uniteddeployment.yaml"),
         include_str!("../../examples/cluster/persistentpodstate.yaml"),
+        include_str!("../../examples/cluster/containerrecreaterequest.yaml"),
         include_str!("../../examples/playground/cloneset.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/statefulset.yaml"),
         include_str!("../../examples/playground/broadcastjob.yaml"),

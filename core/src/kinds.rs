@@ -19,8 +19,8 @@ use kruise_api::{
     PodRecord,
     apps_v1alpha1::{AdvancedCronJob, BroadcastJob, EphemeralJob},
     apps_v1beta1::{
-        CloneSet, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob, NodeImage,
-        PersistentPodState, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet,
+        CloneSet, ContainerRecreateRequest, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob,
+        NodeImage, PersistentPodState, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet,
         UnitedDeployment, WorkloadSpread,
     },
     policy_v1beta1::PodUnavailableBudget,
@@ -268,5 +268,11 @@ registry! {
     persistent_pod_states: PersistentPodState {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::persistentpodstate_to_v1beta1),
+    },
+    /// ContainerRecreateRequests, read as v1beta1: their webhook and manager controller
+    /// (`docs/containerrecreaterequest.md`); the node agent watches its own node's.
+    container_recreate_requests: ContainerRecreateRequest {
+        namespaced: true, status: true, optional: false,
+        convert: Some(kruise_api::containerrecreaterequest_to_v1beta1),
     },
 }

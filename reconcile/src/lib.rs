@@ -35,6 +35,7 @@ pub mod action;
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod container_recreate_request;
 pub mod daemonset;
 pub mod ephemeraljob;
 pub mod expectations;

@@ -107,9 +107,27 @@ fn not_ready_keys(pod: &PodRecord) -> Vec<NotReadyKey> {
 /// The `pods/status` patch adding (`add`) or removing a lifecycle not-ready key, or `None` when the
 /// condition already says so. With keys left the condition is False, without it is True.
 pub fn not_ready_key_patch(pod: &PodRecord, key: &str, add: bool, now: Timestamp) -> Option<Action> {
+    not_ready_key_patch_as(pod, "Lifecycle", key, add, now)
+}
+
+/// Whether the `KruisePodReady` message holds `key` of `user_agent`.
+pub fn has_not_ready_key(pod: &PodRecord, user_agent: &str, key: &str) -> bool {
+    not_ready_keys(pod)
+        .iter()
+        .any(|k| k.user_agent == user_agent && k.key == key)
+}
+
+/// [`not_ready_key_patch`] for another writer (`user_agent`: `Lifecycle`, `ContainerRecreateRequest`).
+pub fn not_ready_key_patch_as(
+    pod: &PodRecord,
+    user_agent: &str,
+    key: &str,
+    add: bool,
+    now: Timestamp,
+) -> Option<Action> {
     let mut keys = not_ready_keys(pod);
     let entry = NotReadyKey {
-        user_agent: "Lifecycle".into(),
+        user_agent: user_agent.into(),
         key: key.into(),
     };
     let present = keys.contains(&entry);

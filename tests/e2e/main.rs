@@ -27,6 +27,7 @@ mod playground_broadcastjob;
 mod playground_cloneset;
 mod playground_conversion;
 mod playground_cri;
+mod playground_crr;
 mod playground_daemonset;
 mod playground_e2e;
 mod playground_ephemeraljob;

@@ -49,6 +49,7 @@
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod defaults;
 pub mod ephemeraljob;

@@ -348,6 +348,18 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// ContainerRecreateRequest defaults, pod lookup and immutability (one mutating path, as OpenKruise).
+    MutateContainerRecreateRequest {
+        path: "/mutate-apps-kruise-io-containerrecreaterequest",
+        handler: |request, view, settings| crate::crd::containerrecreaterequest::mutate(request, view, settings),
+        registrations: [{
+            name: "mcontainerrecreaterequest.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "containerrecreaterequests", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     /// ImagePullJob defaults.
     MutateImagePullJob {
         path: "/mutate-apps-kruise-io-imagepulljob",

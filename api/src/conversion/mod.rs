@@ -35,6 +35,8 @@
 //! * UnitedDeployment: v1alpha1's `subsetReplicas` and `updateStatus` ↔ v1beta1's `updatedRevision`
 //!   and `subsetStatuses[].replicas/partition` (`uniteddeployment.rs`).
 //! * PersistentPodState: lossless; only the topology terms' `nodeTopologyKeys` ↔ `keys` is renamed.
+//! * ContainerRecreateRequest: v1beta1 `status.containerStatusSnapshot` and the `PreRecreateGrace`
+//!   condition ↔ v1alpha1 annotations (`containerrecreaterequest.rs`).
 //! * PodUnavailableBudget: v1beta1 `ignoredPodSelector` is dropped on the way to v1alpha1;
 //!   `protectOperations` / `protectTotalReplicas` travel through the annotations
 //!   `kruise.io/pub-protect-operations` / `pub.kruise.io/protect-total-replicas`, which v1alpha1
@@ -48,6 +50,7 @@
 //! round-trips exactly.
 
 mod cloneset;
+mod containerrecreaterequest;
 mod daemonset;
 mod imagepull;
 mod json;
@@ -124,6 +127,7 @@ enum Kind {
     ImageListPullJob,
     UnitedDeployment,
     PersistentPodState,
+    ContainerRecreateRequest,
 }
 
 impl Kind {
@@ -140,6 +144,7 @@ impl Kind {
             (crate::apps::GROUP, "ImageListPullJob") => Some(Self::ImageListPullJob),
             (crate::apps::GROUP, "UnitedDeployment") => Some(Self::UnitedDeployment),
             (crate::apps::GROUP, "PersistentPodState") => Some(Self::PersistentPodState),
+            (crate::apps::GROUP, "ContainerRecreateRequest") => Some(Self::ContainerRecreateRequest),
             (crate::policy::GROUP, "PodUnavailableBudget") => Some(Self::PodUnavailableBudget),
             _ => None,
         }
@@ -159,6 +164,7 @@ impl Kind {
             Self::ImageListPullJob => "ImageListPullJob",
             Self::UnitedDeployment => "UnitedDeployment",
             Self::PersistentPodState => "PersistentPodState",
+            Self::ContainerRecreateRequest => "ContainerRecreateRequest",
         }
     }
 
@@ -223,6 +229,8 @@ pub fn convert_object(object: &Value, desired_api_version: &str) -> Result<Value
         (Kind::UnitedDeployment, false) => uniteddeployment::to_v1alpha1(&ctx, map)?,
         (Kind::PersistentPodState, true) => persistentpodstate::to_v1beta1(&ctx, map)?,
         (Kind::PersistentPodState, false) => persistentpodstate::to_v1alpha1(&ctx, map)?,
+        (Kind::ContainerRecreateRequest, true) => containerrecreaterequest::to_v1beta1(&ctx, map)?,
+        (Kind::ContainerRecreateRequest, false) => containerrecreaterequest::to_v1alpha1(&ctx, map)?,
     }
     map.insert(
         "apiVersion".into(),
@@ -363,6 +371,13 @@ pub fn persistentpodstate_to_v1beta1(value: &Value) -> Result<apps_b::Persistent
 /// Reads a PersistentPodState of either version as v1alpha1.
 pub fn persistentpodstate_to_v1alpha1(value: &Value) -> Result<apps_a::PersistentPodState, ConversionError> {
     typed(value, Kind::PersistentPodState, "v1alpha1")
+}
+
+/// Reads a ContainerRecreateRequest of either version as v1beta1.
+pub fn containerrecreaterequest_to_v1beta1(
+    value: &Value,
+) -> Result<apps_b::ContainerRecreateRequest, ConversionError> {
+    typed(value, Kind::ContainerRecreateRequest, "v1beta1")
 }
 
 /// Reads a PodUnavailableBudget of either version as v1beta1.

@@ -4,6 +4,7 @@ use kruise_api::{ConversionError, convert_object};
 use serde_json::{Value, json};
 
 mod cloneset;
+mod containerrecreaterequest;
 mod daemonset;
 mod imagepull;
 mod persistentpodstate;

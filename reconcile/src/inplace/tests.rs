@@ -135,6 +135,7 @@ fn prioritised_pod() -> PodRecord {
         name: name.into(),
         image: Some(format!("{name}:1")),
         env,
+        ..ContainerRecord::default()
     };
     p.spec.as_mut().unwrap().containers = vec![
         c("redis", Some(vec![barrier(10)])),

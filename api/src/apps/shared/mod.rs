@@ -2,6 +2,7 @@
 //! Each version module re-exports the ones it uses.
 
 pub mod cloneset;
+pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod imagepull;
 pub mod persistentpodstate;

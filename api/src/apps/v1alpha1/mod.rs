@@ -3,6 +3,7 @@
 pub mod advancedcronjob;
 pub mod broadcastjob;
 pub mod cloneset;
+pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod ephemeraljob;
 pub mod imagepull;
@@ -16,6 +17,7 @@ pub mod workloadspread;
 pub use advancedcronjob::*;
 pub use broadcastjob::*;
 pub use cloneset::*;
+pub use containerrecreaterequest::*;
 pub use daemonset::*;
 pub use ephemeraljob::*;
 pub use imagepull::*;

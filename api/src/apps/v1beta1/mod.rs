@@ -1,6 +1,7 @@
 //! `apps.kruise.io/v1beta1`: the storage version, which controllers and webhooks work on.
 
 pub mod cloneset;
+pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod imagepull;
 pub mod persistentpodstate;
@@ -11,6 +12,7 @@ pub mod uniteddeployment;
 pub mod workloadspread;
 
 pub use cloneset::*;
+pub use containerrecreaterequest::*;
 pub use daemonset::*;
 pub use imagepull::*;
 pub use persistentpodstate::*;

@@ -1,0 +1,187 @@
+//! A request's preStop hook, run by the agent before it stops the container: `exec` through CRI
+//! `ExecSync`, `httpGet` to the hook's host or else the pod's IP (OpenKruise's agent has no pod IP and
+//! fails these: its §C.6 defect), `tcpSocket` as a connection (OpenKruise: unsupported, #2505).
+
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ContainerPort;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kruise_api::apps_v1beta1::CrrProbeHandler;
+use kruise_cri::Runtime;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+
+/// The longest an exec hook may run (the caller's grace bounds it further).
+const EXEC_LIMIT: Duration = Duration::from_secs(3600);
+
+/// Why a hook failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// The runtime refused the exec.
+    #[error("{0}")]
+    Runtime(#[from] kruise_cri::RuntimeError),
+    /// The command exited non-zero.
+    #[error("exec exited with {code}: {output}")]
+    Exit {
+        /// Exit code.
+        code: i32,
+        /// Its output.
+        output: String,
+    },
+    /// A network hook could not be sent.
+    #[error("{0}")]
+    Network(String),
+}
+
+/// Runs the hook against container `id` (bare runtime id).
+pub async fn run<F: Future<Output = Option<String>>>(
+    runtime: &Runtime,
+    id: &str,
+    handler: &CrrProbeHandler,
+    ports: &[ContainerPort],
+    pod_ip: impl FnOnce() -> F,
+) -> Result<(), HookError> {
+    if let Some(exec) = &handler.exec {
+        let cmd: Vec<&str> = exec.command.iter().flatten().map(String::as_str).collect();
+        let out = runtime.exec_sync(id, &cmd, EXEC_LIMIT).await?;
+        if out.exit_code != 0 {
+            let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+            output.push_str(&String::from_utf8_lossy(&out.stderr));
+            return Err(HookError::Exit {
+                code: out.exit_code,
+                output,
+            });
+        }
+        return Ok(());
+    }
+    if let Some(get) = &handler.http_get {
+        if get
+            .scheme
+            .as_deref()
+            .is_some_and(|s| !s.eq_ignore_ascii_case("HTTP"))
+        {
+            return Err(HookError::Network(format!(
+                "httpGet scheme {} is not supported",
+                get.scheme.as_deref().unwrap_or_default()
+            )));
+        }
+        let host = host(get.host.as_deref(), pod_ip).await?;
+        let port = port(&get.port, ports)?;
+        let path = get.path.as_deref().filter(|p| !p.is_empty()).unwrap_or("/");
+        return http_get(&host, port, path).await;
+    }
+    if let Some(tcp) = &handler.tcp_socket {
+        let host = host(tcp.host.as_deref(), pod_ip).await?;
+        let port = port(&tcp.port, ports)?;
+        return TcpStream::connect((host.as_str(), port))
+            .await
+            .map(drop)
+            .map_err(|e| HookError::Network(format!("tcpSocket {host}:{port}: {e}")));
+    }
+    Ok(())
+}
+
+async fn host<F: Future<Output = Option<String>>>(
+    explicit: Option<&str>,
+    pod_ip: impl FnOnce() -> F,
+) -> Result<String, HookError> {
+    match explicit.filter(|h| !h.is_empty()) {
+        Some(h) => Ok(h.to_owned()),
+        None => pod_ip()
+            .await
+            .ok_or_else(|| HookError::Network("the pod has no IP yet".into())),
+    }
+}
+
+/// A port number, or a named port of the container.
+pub fn port(port: &IntOrString, ports: &[ContainerPort]) -> Result<u16, HookError> {
+    let number = match port {
+        IntOrString::Int(n) => *n,
+        IntOrString::String(s) => match s.parse::<i32>() {
+            Ok(n) => n,
+            Err(_) => ports
+                .iter()
+                .find(|p| p.name.as_deref() == Some(s.as_str()))
+                .map(|p| p.container_port)
+                .ok_or_else(|| HookError::Network(format!("no port named {s} in the container")))?,
+        },
+    };
+    u16::try_from(number)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| HookError::Network(format!("invalid port {number}")))
+}
+
+/// One HTTP/1.1 GET; a status below 400 is success.
+async fn http_get(host: &str, port: u16, path: &str) -> Result<(), HookError> {
+    let fail = |e: std::io::Error| HookError::Network(format!("httpGet http://{host}:{port}{path}: {e}"));
+    let mut stream = TcpStream::connect((host, port)).await.map_err(fail)?;
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kruise-daemon\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.map_err(fail)?;
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head).await.map_err(fail)?;
+    let line = String::from_utf8_lossy(&head[..n]);
+    let code: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| HookError::Network(format!("httpGet http://{host}:{port}{path}: no HTTP answer")))?;
+    if code >= 400 {
+        return Err(HookError::Network(format!(
+            "httpGet http://{host}:{port}{path}: HTTP {code}"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_are_numbers_or_the_containers_names() {
+        let ports = [ContainerPort {
+            name: Some("http".into()),
+            container_port: 8080,
+            ..ContainerPort::default()
+        }];
+        assert_eq!(port(&IntOrString::Int(80), &ports).unwrap(), 80);
+        assert_eq!(port(&IntOrString::String("http".into()), &ports).unwrap(), 8080);
+        assert_eq!(port(&IntOrString::String("81".into()), &ports).unwrap(), 81);
+        assert!(port(&IntOrString::String("grpc".into()), &ports).is_err());
+        assert!(port(&IntOrString::Int(0), &ports).is_err());
+    }
+
+    #[tokio::test]
+    async fn an_http_hook_reaches_the_server_and_reads_its_status() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            for answer in ["HTTP/1.1 200 OK\r\n\r\n", "HTTP/1.1 500 Oops\r\n\r\n"] {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut buf = [0u8; 512];
+                let n = s.read(&mut buf).await.unwrap();
+                seen.push(
+                    String::from_utf8_lossy(&buf[..n])
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+                s.write_all(answer.as_bytes()).await.unwrap();
+            }
+            seen
+        });
+        http_get("127.0.0.1", port, "/quit").await.unwrap();
+        let e = http_get("127.0.0.1", port, "/quit").await.unwrap_err();
+        assert!(e.to_string().ends_with("HTTP 500"), "{e}");
+        assert_eq!(
+            server.await.unwrap(),
+            ["GET /quit HTTP/1.1", "GET /quit HTTP/1.1"]
+        );
+    }
+}
