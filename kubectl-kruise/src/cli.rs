@@ -67,88 +67,88 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  kubectl kruise exec web-abcde -- date\n  # the first active pod of CloneSet web\n  kubectl kruise exec cloneset/web -- date\n  # the working container of the hot-upgraded SidecarSet container log-agent\n  kubectl kruise exec cloneset/web -S log-agent -it -- sh"
     )]
-    Exec(crate::exec::ExecArgs),
+    Exec(ExecArgs),
     /// Expose a CloneSet (or any kind kubectl's expose takes) as a new Service.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise expose cloneset web --port=80 --target-port=8080\n  kubectl kruise expose deployment shop --port=80"
     )]
-    Expose(crate::expose::RawArgs),
+    Expose(RawArgs),
     /// kubectl's `diff`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise diff -f cloneset.yaml"
     )]
-    Diff(crate::expose::RawArgs),
+    Diff(RawArgs),
     /// kubectl's `apply`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise apply -f cloneset.yaml"
     )]
-    Apply(crate::expose::RawArgs),
+    Apply(RawArgs),
     /// kubectl's `patch`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise patch cloneset web --type=merge -p '{\"spec\":{\"replicas\":3}}'"
     )]
-    Patch(crate::expose::RawArgs),
+    Patch(RawArgs),
     /// kubectl's `replace`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise replace -f cloneset.yaml"
     )]
-    Replace(crate::expose::RawArgs),
+    Replace(RawArgs),
     /// kubectl's `wait`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise wait --for=jsonpath='{.status.readyReplicas}'=3 cloneset/web"
     )]
-    Wait(crate::expose::RawArgs),
+    Wait(RawArgs),
     /// kubectl's `kustomize`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise kustomize manifests/"
     )]
-    Kustomize(crate::expose::RawArgs),
+    Kustomize(RawArgs),
     /// kubectl's `config`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise config current-context"
     )]
-    Config(crate::expose::RawArgs),
+    Config(RawArgs),
     /// kubectl's `plugin`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise plugin list"
     )]
-    Plugin(crate::expose::RawArgs),
+    Plugin(RawArgs),
     /// kubectl's `version`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise version --client"
     )]
-    Version(crate::expose::RawArgs),
+    Version(RawArgs),
     /// kubectl's `api-versions`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise api-versions"
     )]
-    ApiVersions(crate::expose::RawArgs),
+    ApiVersions(RawArgs),
     /// kubectl's `api-resources`.
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise api-resources --api-group=apps.kruise.io"
     )]
-    ApiResources(crate::expose::RawArgs),
+    ApiResources(RawArgs),
     /// kubectl's `options`.
     #[command(disable_help_flag = true, after_help = "Examples:\n  kubectl kruise options")]
-    Options(crate::expose::RawArgs),
+    Options(RawArgs),
     /// kubectl's `scale` (CloneSets and Advanced StatefulSets have the scale subresource).
     #[command(
         disable_help_flag = true,
         after_help = "Examples:\n  kubectl kruise scale cloneset/web --replicas=5"
     )]
-    Scale(crate::expose::RawArgs),
+    Scale(RawArgs),
 }
 
 /// `rollout …`.
@@ -550,4 +550,39 @@ mod tests {
         assert!(parse_duration("5x").is_err());
         assert!(parse_duration("5m3").is_err());
     }
+}
+
+/// `exec`.
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// `POD` or `TYPE/NAME` (cloneset, asts, ads, deployment, statefulset, daemonset, replicaset, job,
+    /// service, pod).
+    pub resource: String,
+    /// The container (default: kubectl's choice, the pod's first or its default-container annotation).
+    #[arg(short = 'c', long)]
+    pub container: Option<String>,
+    /// A SidecarSet container name: with a hot upgrade, the working one of its two containers is chosen.
+    #[arg(short = 'S', long = "sidecar")]
+    pub sidecar: Option<String>,
+    /// Pass stdin to the container.
+    #[arg(short = 'i', long)]
+    pub stdin: bool,
+    /// Stdin is a TTY.
+    #[arg(short = 't', long)]
+    pub tty: bool,
+    /// How long to wait for a workload's first pod, e.g. `1m`, `90s`.
+    #[arg(long, default_value = "1m")]
+    pub pod_running_timeout: String,
+    /// The command (after `--`).
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+/// What `kubectl kruise expose` receives: kubectl's arguments as given.
+#[derive(Debug, Args)]
+#[command(disable_help_flag = true)]
+pub struct RawArgs {
+    /// kubectl's arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<String>,
 }

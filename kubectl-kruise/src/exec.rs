@@ -5,7 +5,6 @@
 
 use std::time::{Duration, Instant};
 
-use clap::Args;
 use kruise_api::PodRecord;
 use kruise_core::selector::Selector;
 use kube::api::{Api, ApiResource, ListParams};
@@ -13,35 +12,10 @@ use serde_json::Value;
 
 use crate::{
     Error,
+    cli::ExecArgs,
     client::{KubeFlags, Session},
     kinds::{self, Kind},
 };
-
-/// `exec`.
-#[derive(Debug, Args)]
-pub struct ExecArgs {
-    /// `POD` or `TYPE/NAME` (cloneset, asts, ads, deployment, statefulset, daemonset, replicaset, job,
-    /// service, pod).
-    pub resource: String,
-    /// The container (default: kubectl's choice, the pod's first or its default-container annotation).
-    #[arg(short = 'c', long)]
-    pub container: Option<String>,
-    /// A SidecarSet container name: with a hot upgrade, the working one of its two containers is chosen.
-    #[arg(short = 'S', long = "sidecar")]
-    pub sidecar: Option<String>,
-    /// Pass stdin to the container.
-    #[arg(short = 'i', long)]
-    pub stdin: bool,
-    /// Stdin is a TTY.
-    #[arg(short = 't', long)]
-    pub tty: bool,
-    /// How long to wait for a workload's first pod, e.g. `1m`, `90s`.
-    #[arg(long, default_value = "1m")]
-    pub pod_running_timeout: String,
-    /// The command (after `--`).
-    #[arg(last = true)]
-    pub command: Vec<String>,
-}
 
 /// A pod of the cluster, as far as `exec` needs it.
 pub type Pod = PodRecord;

@@ -2,25 +2,16 @@
 //! ports, named after it). An Advanced StatefulSet or DaemonSet cannot be exposed, as in
 //! kruise-tools; every other kind (and `-f`/`-k`) is handed to kubectl's own `expose`.
 
-use clap::{Args, Parser};
+use clap::Parser;
 use kube::api::{Api, ApiResource, DynamicObject, PostParams};
 use serde_json::{Map, Value, json};
 
 use crate::{
     Error,
-    cli::DryRun,
+    cli::{DryRun, RawArgs},
     client::{KubeFlags, Session, delegate_to_kubectl},
     kinds::{self, Kind},
 };
-
-/// What `kubectl kruise expose` receives: kubectl's arguments as given.
-#[derive(Debug, Args)]
-#[command(disable_help_flag = true)]
-pub struct RawArgs {
-    /// kubectl's arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
-    pub args: Vec<String>,
-}
 
 /// kubectl expose's flags, read for a CloneSet.
 #[derive(Debug, Parser)]
