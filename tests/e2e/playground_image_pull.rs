@@ -7,87 +7,15 @@
 use crate::common;
 use crate::common::containerd;
 use crate::common::registry;
+use common::agents::{NODES, agents, eventually, get};
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::kubectl::{kubectl, ok, serve};
 use containerd::Containerd;
 use registry::Registry;
 use serde_json::{Value, json};
-
-const NODES: [&str; 3] = ["playground-node-1", "playground-node-2", "playground-node-3"];
-
-/// `kruise daemon` processes, killed on drop.
-struct Agents(Vec<Child>);
-
-impl Drop for Agents {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn agents(kubeconfig: &Path, containerd: &Containerd) -> Agents {
-    Agents(
-        NODES
-            .iter()
-            .map(|node| {
-                let port = std::net::TcpListener::bind("127.0.0.1:0")
-                    .unwrap()
-                    .local_addr()
-                    .unwrap()
-                    .port();
-                Command::new(env!("CARGO_BIN_EXE_kruise"))
-                    .args([
-                        "daemon",
-                        "--addr",
-                        &format!("127.0.0.1:{port}"),
-                        "--probe-interval",
-                        "1",
-                    ])
-                    .arg("--socket-file")
-                    .arg(containerd.socket())
-                    .env("NODE_NAME", node)
-                    .env("KUBECONFIG", kubeconfig)
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .unwrap()
-            })
-            .collect(),
-    )
-}
-
-fn get(k: &Path, what: &[&str]) -> Option<Value> {
-    let mut args = vec!["get"];
-    args.extend_from_slice(what);
-    args.extend_from_slice(&["-o", "json"]);
-    let (success, out, _) = kubectl(k, &args, None);
-    if success {
-        serde_json::from_str(&out).ok()
-    } else {
-        None
-    }
-}
-
-/// Polls `check` every 200 ms for up to `seconds`.
-fn eventually<T>(what: &str, seconds: u64, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check() {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(seconds),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
 
 fn apply(k: &Path, object: &Value) {
     let (success, _, err) = kubectl(k, &["apply", "-f", "-"], Some(&object.to_string()));

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod admit;
+pub mod agents;
 pub mod cluster;
 pub mod containerd;
 pub mod kubectl;
