@@ -113,12 +113,25 @@ spec:
 
 #[test]
 fn three_zone_subsets_a_template_change_under_a_partition_and_kubectl_scale() {
+    zoned("statefulSetTemplate", "statefulsets.apps");
+}
+
+#[test]
+fn the_same_with_advanced_statefulset_subsets() {
+    zoned("advancedStatefulSetTemplate", "statefulsets.apps.kruise.io");
+}
+
+/// The three-zone UD of [`ZONED`] with its template under `template` (`statefulSetTemplate` or
+/// `advancedStatefulSetTemplate`), whose workloads are `resource`: placement, a partitioned template
+/// change, `kubectl scale`, a refused UD.
+fn zoned(template: &str, resource: &str) {
+    let zoned = ZONED.replace("statefulSetTemplate", template);
     let pg = serve(&[]);
     let k = pg.kubeconfig.as_path();
-    let (applied, _, err) = kubectl(k, &["apply", "-f", "-"], Some(ZONED));
+    let (applied, _, err) = kubectl(k, &["apply", "-f", "-"], Some(&zoned));
     assert!(applied, "{err}");
-    wait_for("three StatefulSets with 1, 2 and 3 replicas", || {
-        workload_replicas(k, "statefulsets.apps") == expect(&[("zone-a", 1), ("zone-b", 2), ("zone-c", 3)])
+    wait_for("three workloads with 1, 2 and 3 replicas", || {
+        workload_replicas(k, resource) == expect(&[("zone-a", 1), ("zone-b", 2), ("zone-c", 3)])
     });
     wait_for("six running pods", || pods(k).len() == 6);
     for (subset, zone, _) in pods(k) {
@@ -149,7 +162,9 @@ fn three_zone_subsets_a_template_change_under_a_partition_and_kubectl_scale() {
             "--type",
             "json",
             "-p",
-            r#"[{"op":"replace","path":"/spec/template/statefulSetTemplate/spec/template/spec/containers/0/image","value":"nginx:2"}]"#,
+            &format!(
+                r#"[{{"op":"replace","path":"/spec/template/{template}/spec/template/spec/containers/0/image","value":"nginx:2"}}]"#
+            ),
         ],
     );
     wait_for("zone-b and zone-c at the new revision, zone-a not", || {
@@ -169,7 +184,7 @@ fn three_zone_subsets_a_template_change_under_a_partition_and_kubectl_scale() {
     // kubectl scale goes through the scale subresource; zone-c takes the rest.
     ok(k, &["scale", "ud", "web", "--replicas", "9"]);
     wait_for("zone-c scaled to 6", || {
-        workload_replicas(k, "statefulsets.apps") == expect(&[("zone-a", 1), ("zone-b", 2), ("zone-c", 6)])
+        workload_replicas(k, resource) == expect(&[("zone-a", 1), ("zone-b", 2), ("zone-c", 6)])
     });
     let table = ok(k, &["get", "ud"]);
     assert!(
@@ -178,7 +193,7 @@ fn three_zone_subsets_a_template_change_under_a_partition_and_kubectl_scale() {
     );
 
     // A bad UD is refused by the validating webhook.
-    let bad = ZONED
+    let bad = zoned
         .replace("replicas: 2\n", "replicas: 9\n")
         .replace("name: web\n", "name: bad\n");
     let (applied, _, err) = kubectl(k, &["apply", "-f", "-"], Some(&bad));
