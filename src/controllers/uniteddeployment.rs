@@ -215,6 +215,25 @@ impl UnitedDeployments {
         Ok(value)
     }
 
+    /// Deletes the pods a StatefulSet update left stuck (background propagation; a pod gone is fine).
+    async fn delete_stuck_pods(&self, ud: &UnitedDeployment, names: &[String]) -> Result<(), String> {
+        let api: Api<Pod> = Api::namespaced(self.context.client.clone(), &ud.namespace().unwrap_or_default());
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            ..DeleteParams::default()
+        };
+        for name in names {
+            match api.delete(name, &params).await {
+                Ok(_) => {
+                    tracing::info!(uniteddeployment = %ud.name_any(), pod = %name, "deleted a pod stuck in a StatefulSet rolling update")
+                }
+                Err(kube::Error::Api(s)) if s.reason == "NotFound" => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
     /// Reservation mode: the reserved label of each pod whose state changed (a pod gone meanwhile is
     /// skipped); an error stops the pass, as the allocation counted the new labels.
     async fn label_pods(&self, ud: &UnitedDeployment, labels: &[PodLabel]) -> Result<(), kube::Error> {
@@ -302,6 +321,7 @@ impl UnitedDeployments {
                 kind,
                 name,
                 max_unavailable,
+                stuck_pods,
                 ..
             } => {
                 let api = api(*kind);
@@ -322,11 +342,11 @@ impl UnitedDeployments {
                         set_max_unavailable(&mut body, *kind, *pods);
                     }
                     if body == fresh {
-                        return Ok(());
+                        return self.delete_stuck_pods(ud, stuck_pods).await;
                     }
                     let object: DynamicObject = serde_json::from_value(body).map_err(|e| e.to_string())?;
                     match api.replace(name, &PostParams::default(), &object).await {
-                        Ok(_) => return Ok(()),
+                        Ok(_) => return self.delete_stuck_pods(ud, stuck_pods).await,
                         Err(kube::Error::Api(s)) if s.reason == "Conflict" => last = s.message,
                         Err(e) => return Err(e.to_string()),
                     }

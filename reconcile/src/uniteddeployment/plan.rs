@@ -18,6 +18,8 @@ use kruise_api::apps_v1beta1::{
 };
 use kruise_core::pod_state::{is_active, is_ready};
 use kruise_core::selector::Selector;
+
+use crate::statefulset::identity::ordinal_of;
 use serde_json::Value;
 
 use super::adaptive::schedulability;
@@ -58,6 +60,8 @@ pub enum SubsetWrite {
         body: Value,
         /// Reservation mode: the `maxUnavailable` the workload gets ([`set_max_unavailable`]).
         max_unavailable: Option<i32>,
+        /// apps/v1 StatefulSet: pods to delete once the update is written ([`stuck_pods`]).
+        stuck_pods: Vec<String>,
     },
     /// Delete (background propagation): a subset gone from the spec, a duplicate, or another kind.
     Delete {
@@ -288,12 +292,14 @@ pub fn plan(input: Input<'_>) -> Plan {
                     }
                     Some(e) if body != *e.object => {
                         updated += 1;
+                        let stuck = stuck_pods(kind, e.object, &desired, input.pods);
                         writes.push(SubsetWrite::Update {
                             subset: name.into(),
                             kind,
                             name: e.name.into(),
                             body,
                             max_unavailable: unavailable,
+                            stuck_pods: stuck,
                         });
                     }
                     Some(_) => {}
@@ -429,6 +435,33 @@ fn updating_since(old: &UnitedDeploymentStatus, revs: &Revisions, now: Timestamp
             .and_then(|c| c.last_transition_time.as_ref())
             .map_or(now, |t| t.0),
     )
+}
+
+/// OpenKruise's work-around for the apps/v1 StatefulSet rolling update that never proceeds past a
+/// broken pod (kubernetes/kubernetes#67250): after a `RollingUpdate` StatefulSet subset is updated, its
+/// pods at or above the partition that are not at the update revision and not Ready are deleted, so
+/// the StatefulSet recreates them at the new revision.
+pub fn stuck_pods(
+    kind: SubsetKind,
+    workload: &Value,
+    desired: &Desired<'_>,
+    pods: &[&PodRecord],
+) -> Vec<String> {
+    let on_delete = workload["spec"]["updateStrategy"]["type"] == "OnDelete";
+    if kind != SubsetKind::StatefulSet || on_delete {
+        return Vec::new();
+    }
+    let set = workload["metadata"]["name"].as_str().unwrap_or_default();
+    pods.iter()
+        .filter(|p| subset_of(p) == Some(desired.subset))
+        .filter(|p| {
+            let name = p.metadata.name.as_deref().unwrap_or_default();
+            ordinal_of(set, name).is_some_and(|o| o >= i64::from(desired.partition))
+                && revision_of(p) != Some(desired.revision)
+                && !is_ready(p)
+        })
+        .filter_map(|p| p.metadata.name.clone())
+        .collect()
 }
 
 /// OpenKruise's update triggers: another revision, replicas, partition or patch, or pods of the

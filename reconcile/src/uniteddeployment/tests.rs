@@ -4,4 +4,5 @@ mod adaptive;
 mod allocation;
 mod pass;
 mod reservation;
+mod stuck;
 mod workload;
