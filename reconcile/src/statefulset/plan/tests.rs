@@ -26,6 +26,7 @@ fn run(
         revisions,
         pvcs,
         now: now(),
+        env_from_metadata: false,
     };
     plan(&input, &Expectations::default()).expect("plannable")
 }
