@@ -58,6 +58,23 @@ fn the_pod(k: &Path, what: &str, seconds: u64, check: impl Fn(&Value) -> bool) -
     })
 }
 
+/// The note of an event with `reason` about object `name` (core or events.k8s.io events).
+fn event(k: &Path, reason: &str, name: &str) -> Option<String> {
+    let list = get(k, &["events", "-A"])?;
+    list["items"].as_array()?.iter().find_map(|e| {
+        let about = e["involvedObject"]["name"]
+            .as_str()
+            .or(e["regarding"]["name"].as_str());
+        (e["reason"] == reason && about == Some(name)).then(|| {
+            e["message"]
+                .as_str()
+                .or(e["note"].as_str())
+                .unwrap_or_default()
+                .to_owned()
+        })
+    })
+}
+
 fn set_annotation(k: &Path, value: &str) {
     let patch = json!({"spec": {"template": {"metadata": {"annotations": {"demo/env": value}}}}});
     run(
@@ -151,19 +168,8 @@ fn an_annotation_read_by_env_updates_in_place_with_the_agent() {
         let s = &cs["status"];
         (s["updatedReplicas"] == 1 && s["updatedReadyReplicas"] == 1 && s["replicas"] == 1).then_some(())
     });
-    let events = get(
-        k,
-        &[
-            "events",
-            "--field-selector",
-            &format!("involvedObject.name={name},reason=Killing"),
-        ],
-    );
-    let killing = events
-        .as_ref()
-        .and_then(|e| e["items"].as_array().map(Vec::len))
-        .unwrap_or(0);
-    assert!(killing >= 1, "event Killing: {events:?}");
+    let note = eventually("event Killing on the pod", 30, || event(k, "Killing", &name));
+    assert!(note.contains("by container meta restarter"), "{note}");
 }
 
 #[test]
@@ -181,13 +187,8 @@ fn without_an_agent_an_annotation_read_by_env_recreates_the_pod() {
     set_annotation(k, "v2");
     let after = the_pod(k, "a new pod", 60, |p| p["metadata"]["uid"] != uid.as_str());
     assert_eq!(after["metadata"]["annotations"]["demo/env"], "v2");
-    let events = get(
-        k,
-        &["events", "--field-selector", "reason=RecreateForEnvFromMetadata"],
-    );
-    let n = events
-        .as_ref()
-        .and_then(|e| e["items"].as_array().map(Vec::len))
-        .unwrap_or(0);
-    assert!(n >= 1, "the recreate is said: {events:?}");
+    let note = eventually("event RecreateForEnvFromMetadata", 30, || {
+        event(k, "RecreateForEnvFromMetadata", "web")
+    });
+    assert!(note.contains("[\"app\"]"), "{note}");
 }
