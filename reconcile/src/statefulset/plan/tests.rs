@@ -1,3 +1,5 @@
+mod env_from_metadata;
+
 use super::*;
 use crate::pods::fixtures::{labelled, now, unready};
 use crate::statefulset::revision::new_revision;
