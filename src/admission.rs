@@ -57,6 +57,18 @@ impl Admission {
         }
     }
 
+    /// Expires the records admission made that no controller will (standalone state only; in a cluster
+    /// the controllers do it). Returns how many it dropped.
+    pub fn expire_records(&self, now: k8s_openapi::jiff::Timestamp) -> usize {
+        match &self.state {
+            StateSource::Memory(lock) => lock
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .expire_admission_records(now),
+            StateSource::Cluster(_) => 0,
+        }
+    }
+
     /// Decodes `body`, decides it with `webhook` and encodes the answer. `Err` only when the body is not
     /// a usable AdmissionReview (the caller answers 400).
     pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, AnswerError> {
@@ -84,8 +96,9 @@ impl Admission {
         })
     }
 
-    /// Decides; when the decision needs status writes, decides again under the write lock and applies
-    /// them, so two reviews never spend the same budget.
+    /// Decides under the read lock; the status writes the decision needs are applied under the write
+    /// lock with their resourceVersion preconditions, so two reviews never spend the same budget. When
+    /// another review changed the object in between, decides again under the write lock.
     fn decide_in_memory(
         &self,
         lock: &RwLock<MemoryView>,
@@ -100,6 +113,14 @@ impl Admission {
             return decision;
         }
         let mut view = lock.write().unwrap_or_else(|p| p.into_inner());
+        if decision
+            .writes
+            .iter()
+            .try_for_each(|w| view.apply_status(w))
+            .is_ok()
+        {
+            return decision;
+        }
         let decision = webhook.handle_mut(request, &*view, &self.settings);
         if decision.allowed() && !request.is_dry_run() {
             for write in &decision.writes {
@@ -151,10 +172,23 @@ impl Admission {
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
 
-/// Writes every status, in order, remembering what the API server stored.
+/// Writes every status, in order, remembering what the API server stored. A change decided on an object
+/// the cache has replaced since is a conflict, as the API server would answer.
 async fn write_all(cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), (WriteError, StatusWrite)> {
     for write in writes {
-        let stored = write_status(cache.client(), write)
+        let t = &write.target;
+        let status = write.new_status(cache).map_err(|e| {
+            let e = match e {
+                kruise_core::view::WriteError::Conflict { .. } => WriteError::Conflict {
+                    kind: t.kind.clone(),
+                    namespace: t.namespace.clone(),
+                    name: t.name.clone(),
+                },
+                other => WriteError::Invalid(other.to_string()),
+            };
+            (e, write.clone())
+        })?;
+        let stored = write_status(cache.client(), t, write.resource_version.as_deref(), &status)
             .await
             .map_err(|e| (e, write.clone()))?;
         cache.remember(&stored);

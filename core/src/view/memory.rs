@@ -2,15 +2,21 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use k8s_openapi::jiff::Timestamp;
+use kruise_api::{apps_v1beta1::WorkloadSpread, policy_v1beta1::PodUnavailableBudget};
 use serde_json::Value;
 
 use super::{
     ClusterView, DerivedCache, Lookup, Lookups,
-    status::{StatusWrite, WriteError, replace_status, replace_typed_status},
+    status::{
+        StatusChange, StatusWrite, WriteError, next_resource_version, replace_status, replace_typed_status,
+    },
 };
 use crate::{
     decode::{self, DecodeError},
     kinds::{Backend, ForKind, ForKindMut, Kind, Kinds, Registered},
+    pub_protection::{expire_spends, has_expired_spends},
+    workload_spread::{expire_records, has_expired_records},
 };
 
 /// Objects of one type keyed by (namespace, name); cluster-scoped objects use an empty namespace.
@@ -45,6 +51,16 @@ impl<K> ObjectMap<K> {
         self.objects
             .insert((namespace.to_string(), name.to_string()), Arc::new(object));
         self.generation += 1;
+    }
+
+    /// Changes one object in place (copied first only when a reader still holds it); `None` when absent.
+    pub fn update<R>(&mut self, namespace: &str, name: &str, change: impl FnOnce(&mut K) -> R) -> Option<R>
+    where
+        K: Clone,
+    {
+        let object = self.objects.get_mut(&(namespace.to_string(), name.to_string()))?;
+        self.generation += 1;
+        Some(change(Arc::make_mut(object)))
     }
 
     /// Removes an object.
@@ -185,8 +201,8 @@ impl ForKind<InMemory> for Count {
     }
 }
 
-/// Applies a status write to a registered kind.
-struct ApplyStatus<'a>(&'a StatusWrite);
+/// Replaces the status of an object of a registered kind.
+struct ApplyStatus<'a>(&'a StatusWrite, &'a Value);
 
 impl ForKindMut<InMemory> for ApplyStatus<'_> {
     type Output = Result<(), WriteError>;
@@ -199,10 +215,63 @@ impl ForKindMut<InMemory> for ApplyStatus<'_> {
         let current = store
             .get(namespace, &t.name)
             .ok_or_else(|| WriteError::not_found(write))?;
-        let updated = replace_typed_status(&*current, write)?;
+        let updated = replace_typed_status(&*current, write, self.1)?;
         store.insert(namespace, &t.name, updated);
         Ok(())
     }
+}
+
+/// Runs `expire` on every object `due` selects, bumping its resourceVersion; the sum of what it returns.
+fn expire_in<K: Registered>(
+    store: &mut ObjectMap<K>,
+    due: impl Fn(&K) -> bool,
+    expire: impl Fn(&mut K) -> usize,
+) -> usize {
+    let keys: Vec<(String, String)> = store
+        .all()
+        .filter(|o| due(o))
+        .map(|o| {
+            let meta = o.meta();
+            (
+                meta.namespace.clone().unwrap_or_default(),
+                meta.name.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut dropped = 0;
+    for (namespace, name) in keys {
+        dropped += store
+            .update(&namespace, &name, |object| {
+                let meta = object.meta_mut();
+                let next = next_resource_version(meta.resource_version.as_deref().unwrap_or(""));
+                meta.resource_version = Some(next);
+                expire(object)
+            })
+            .unwrap_or(0);
+    }
+    dropped
+}
+
+/// Changes the stored `K` named by `write` in place, as the apiserver would: it must still be at the
+/// write's resourceVersion, which is then bumped.
+fn change_in_place<K: Registered>(
+    store: &mut ObjectMap<K>,
+    write: &StatusWrite,
+    change: impl FnOnce(&mut K),
+) -> Result<(), WriteError> {
+    let t = &write.target;
+    let namespace = if K::NAMESPACED { t.namespace.as_str() } else { "" };
+    store
+        .update(namespace, &t.name, |object| {
+            let meta = object.meta_mut();
+            write.check_version(meta.resource_version.as_deref().unwrap_or(""))?;
+            meta.resource_version = Some(next_resource_version(
+                meta.resource_version.as_deref().unwrap_or(""),
+            ));
+            change(object);
+            Ok(())
+        })
+        .unwrap_or_else(|| Err(WriteError::not_found(write)))
 }
 
 impl MemoryView {
@@ -255,9 +324,27 @@ impl MemoryView {
     /// resourceVersion (else [`WriteError::Conflict`]); its `.status` is replaced and its resourceVersion
     /// bumped.
     pub fn apply_status(&mut self, write: &StatusWrite) -> Result<(), WriteError> {
+        let status = match &write.change {
+            StatusChange::Replace(status) => status,
+            StatusChange::SpendBudget(spend) => {
+                let store = PodUnavailableBudget::store_mut(&mut self.kinds);
+                return change_in_place(store, write, |budget: &mut PodUnavailableBudget| {
+                    spend.apply(budget.status.get_or_insert_with(Default::default))
+                });
+            }
+            StatusChange::RecordInSubset(record) => {
+                let store = WorkloadSpread::store_mut(&mut self.kinds);
+                return change_in_place(store, write, |spread: &mut WorkloadSpread| {
+                    record.apply(spread.status.get_or_insert_with(Default::default))
+                });
+            }
+        };
         let t = &write.target;
         let group = group_of(&t.api_version);
-        if let Some(result) = self.kinds.with_kind_mut(group, &t.kind, ApplyStatus(write)) {
+        if let Some(result) = self
+            .kinds
+            .with_kind_mut(group, &t.kind, ApplyStatus(write, status))
+        {
             return result;
         }
         let map = self
@@ -267,9 +354,28 @@ impl MemoryView {
         let current = map
             .get(&t.namespace, &t.name)
             .ok_or_else(|| WriteError::not_found(write))?;
-        let updated = replace_status((*current).clone(), write)?;
+        let updated = replace_status((*current).clone(), write, status)?;
         map.insert(&t.namespace, &t.name, updated);
         Ok(())
+    }
+
+    /// Drops the WorkloadSpread and PodUnavailableBudget records admission made that are past their
+    /// timeouts, giving back what they took ([`expire_records`], [`expire_spends`]): the controllers do
+    /// this in a cluster; standalone `kruise serve` calls it periodically. Returns how many it dropped.
+    pub fn expire_admission_records(&mut self, now: Timestamp) -> usize {
+        let spreads = WorkloadSpread::store_mut(&mut self.kinds);
+        let mut dropped = expire_in(
+            spreads,
+            |ws| ws.status.as_ref().is_some_and(|s| has_expired_records(s, now)),
+            |ws| expire_records(ws.status.get_or_insert_with(Default::default), now),
+        );
+        let budgets = PodUnavailableBudget::store_mut(&mut self.kinds);
+        dropped += expire_in(
+            budgets,
+            |b| b.status.as_ref().is_some_and(|s| has_expired_spends(s, now)),
+            |b| expire_spends(b.status.get_or_insert_with(Default::default), now),
+        );
+        dropped
     }
 
     /// Raw objects of a kind that is not registered.

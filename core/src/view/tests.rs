@@ -66,8 +66,8 @@ fn budget_write(resource_version: Option<&str>, allowed: i32) -> StatusWrite {
             name: "web".into(),
         },
         resource_version: resource_version.map(String::from),
-        status: json!({"unavailableAllowed": allowed, "desiredAvailable": 2, "currentAvailable": 3,
-            "totalReplicas": 3}),
+        change: StatusChange::Replace(json!({"unavailableAllowed": allowed, "desiredAvailable": 2,
+            "currentAvailable": 3, "totalReplicas": 3})),
     }
 }
 
@@ -104,8 +104,58 @@ fn a_stale_or_misdirected_write_changes_nothing() {
         Err(WriteError::NotFound { .. })
     ));
     let mut bad = budget_write(None, 0);
-    bad.status = json!({"unavailableAllowed": "lots"});
+    bad.change = StatusChange::Replace(json!({"unavailableAllowed": "lots"}));
     assert!(matches!(view.apply_status(&bad), Err(WriteError::Invalid { .. })));
+}
+
+fn spend(pod: &str, resource_version: &str) -> StatusWrite {
+    StatusWrite {
+        change: StatusChange::SpendBudget(Box::new(crate::pub_protection::BudgetSpend {
+            pod: pod.into(),
+            operation: crate::pub_protection::PodOperation::Evict,
+            at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap(),
+            ),
+        })),
+        ..budget_write(Some(resource_version), 0)
+    }
+}
+
+#[test]
+fn a_delta_write_changes_the_stored_object_as_its_full_status_would() {
+    let mut view = budget_view();
+    let first = spend("web-0", "7");
+    // What a cluster write would send, computed before the in-place change.
+    let full = first.new_status(&view).unwrap();
+    assert_eq!(full["unavailableAllowed"], 0);
+    assert_eq!(full["disruptedPods"]["web-0"], "2023-11-14T22:13:20Z");
+    assert_eq!(full["unavailablePods"], json!({}));
+    let reader = view.pod_unavailable_budgets("shop");
+    view.apply_status(&first).unwrap();
+    let stored = serde_json::to_value(&*view.pod_unavailable_budgets("shop")[0]).unwrap();
+    assert_eq!(stored["status"], full);
+    assert_eq!(stored["metadata"]["resourceVersion"], "8");
+    assert_eq!(
+        reader[0].status.as_ref().unwrap().unavailable_allowed,
+        1,
+        "a reader holding the old object keeps it"
+    );
+    // Decided on resourceVersion 7: refused now, in memory and against a cluster alike.
+    let stale = spend("web-1", "7");
+    assert!(matches!(
+        view.apply_status(&stale),
+        Err(WriteError::Conflict { .. })
+    ));
+    assert!(matches!(
+        stale.new_status(&view),
+        Err(WriteError::Conflict { .. })
+    ));
+    let mut gone = spend("web-1", "8");
+    gone.target.name = "gone".into();
+    assert!(matches!(
+        view.apply_status(&gone),
+        Err(WriteError::NotFound { .. })
+    ));
 }
 
 #[test]
@@ -134,4 +184,37 @@ fn registered_kinds_are_counted_as_custom_resources() {
         Some(1)
     );
     assert_eq!(view.custom_resource_count("apps.kruise.io", "CloneSet"), Some(0));
+}
+
+#[test]
+fn records_past_their_timeouts_are_expired_in_place() {
+    let mut view = budget_view();
+    view.add(
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+        "metadata": {"name": "zones", "namespace": "shop", "resourceVersion": "3"},
+        "spec": {"subsets": [{"name": "a", "maxReplicas": 3}]},
+        "status": {"versionedSubsetStatuses": {"versionIgnored": [{"name": "a", "missingReplicas": 1,
+            "creatingPods": {"p1": "2023-11-14T22:13:20Z", "p2": "2023-11-14T22:14:00Z"}}]}}}),
+    )
+    .unwrap();
+    view.apply_status(&spend("web-0", "7")).unwrap();
+    let at = |s: i64| k8s_openapi::jiff::Timestamp::from_second(1_700_000_000 + s).unwrap();
+    // p1 was booked at +0, p2 at +40, web-0 spent at +0.
+    assert_eq!(view.expire_admission_records(at(20)), 0, "nothing is due yet");
+    assert_eq!(view.expire_admission_records(at(31)), 2, "p1 and web-0");
+    let ws = &view.workload_spreads("shop")[0];
+    let subset = &ws
+        .status
+        .as_ref()
+        .unwrap()
+        .versioned_subset_statuses
+        .as_ref()
+        .unwrap()["versionIgnored"][0];
+    assert_eq!(subset.missing_replicas, 2);
+    assert_eq!(subset.creating_pods.as_ref().unwrap().len(), 1);
+    assert_eq!(ws.metadata.resource_version.as_deref(), Some("4"));
+    let budget = view.pod_unavailable_budgets("shop")[0].status.clone().unwrap();
+    assert_eq!(budget.unavailable_allowed, 1, "the unit is back");
+    assert!(budget.disrupted_pods.unwrap().is_empty());
+    assert_eq!(view.expire_admission_records(at(71)), 1, "p2");
 }
