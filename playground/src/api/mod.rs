@@ -342,6 +342,17 @@ fn merge_update(def: &ResourceDef, current: &Value, obj: Value, mode: UpdateMode
                     new.as_object_mut().map(|m| m.remove("status"));
                 }
             }
+            // Pods' status strategy keeps the request's labels and annotations (kube-apiserver resets
+            // only the spec and a few metadata fields): node agents report through pods/status.
+            if def.plural == "pods" {
+                for k in ["labels", "annotations"] {
+                    let m = meta::metadata_mut(&mut new);
+                    match obj["metadata"].get(k) {
+                        Some(v) if !v.is_null() => m.insert(k.into(), v.clone()),
+                        _ => m.remove(k),
+                    };
+                }
+            }
             new
         }
         UpdateMode::Finalize => {
