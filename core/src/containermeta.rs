@@ -113,23 +113,7 @@ fn hash_entries(mut entries: Vec<(String, String)>) -> u64 {
         }
         json.push(']');
     }
-    let mut text = String::with_capacity(json.len() * 4 + 12);
-    text.push_str("([]uint8)[");
-    for (i, b) in json.bytes().enumerate() {
-        if i > 0 {
-            text.push(' ');
-        }
-        text.push_str(&b.to_string());
-    }
-    text.push(']');
-    u64::from(fnv1a_32(text.as_bytes()))
-}
-
-/// FNV-1a, 32 bit (Go's `hash/fnv.New32a`).
-fn fnv1a_32(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, b| {
-        (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
-    })
+    u64::from(crate::go::deep_hash_json(json.as_bytes()))
 }
 
 /// The `apps.kruise.io/runtime-containers-meta` annotation (OpenKruise `RuntimeContainerMetaSet`).

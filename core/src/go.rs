@@ -65,9 +65,37 @@ pub fn json_string(s: &str, out: &mut String) {
     }
 }
 
+/// Kubernetes' `DeepHashObject` of a value Go marshals to `json`, as kubelet and OpenKruise hash it:
+/// FNV-1a 32 (Go's `hash/fnv.New32a`) over the text `([]uint8)[b0 b1 …]` — the decimal bytes,
+/// space-separated, which is how that function prints a byte slice.
+pub fn deep_hash_json(json: &[u8]) -> u32 {
+    fn fnv1a_32(bytes: impl IntoIterator<Item = u8>, mut hash: u32) -> u32 {
+        for b in bytes {
+            hash ^= u32::from(b);
+            hash = hash.wrapping_mul(0x0100_0193);
+        }
+        hash
+    }
+    let mut hash = fnv1a_32(*b"([]uint8)[", 0x811c_9dc5);
+    for (i, b) in json.iter().enumerate() {
+        if i > 0 {
+            hash = fnv1a_32(*b" ", hash);
+        }
+        hash = fnv1a_32(b.to_string().bytes(), hash);
+    }
+    fnv1a_32(*b"]", hash)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn deep_hashes_match_the_worked_values() {
+        assert_eq!(deep_hash_json(b"null"), 86_995_377);
+        assert_eq!(deep_hash_json(br#"[{"name":"FOO","value":"bar"}]"#), 366_487_640);
+        assert_eq!(deep_hash_json(br#"[{"name":"FOO"}]"#), 791_028_036);
+    }
 
     #[test]
     fn quotes_like_go() {
