@@ -342,6 +342,18 @@ fn merge_update(def: &ResourceDef, current: &Value, obj: Value, mode: UpdateMode
                     new.as_object_mut().map(|m| m.remove("status"));
                 }
             }
+            // kube-apiserver's pod status strategy keeps the request's labels and annotations
+            // (PodProbeMarker marks pods in the same pods/status write as their condition).
+            if def.group.is_empty() && def.plural == "pods" {
+                for key in ["labels", "annotations"] {
+                    match obj["metadata"].get(key) {
+                        Some(v) if !v.is_null() => new["metadata"][key] = v.clone(),
+                        _ => {
+                            new["metadata"].as_object_mut().map(|m| m.remove(key));
+                        }
+                    }
+                }
+            }
             new
         }
         UpdateMode::Finalize => {
