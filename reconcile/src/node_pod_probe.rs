@@ -17,6 +17,8 @@ use kruise_api::apps_v1alpha1::{
 };
 use kruise_core::pod_state;
 
+pub mod agent;
+
 /// Whether `node` should have a NodePodProbe: Ready and not being deleted.
 pub fn wants_node_pod_probe(node: &Node) -> bool {
     node.metadata.deletion_timestamp.is_none()
