@@ -3,7 +3,8 @@
 //! (OpenKruise's agent exits and crash-loops instead: openkruise/kruise#851, #1196, #1663); it searches
 //! again every `--probe-interval` and picks the runtime up when it answers (docs/node-agent.md).
 //! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`])
-//! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]).
+//! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]), and runs the
+//! PodProbeMarker probes of its node's NodePodProbe ([`probe`]).
 
 use std::{
     sync::{Arc, RwLock},
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 
 use crate::cli::DaemonArgs;
 
+pub mod probe;
 pub mod puller;
 pub mod recreate;
 pub mod secrets;
@@ -64,7 +66,16 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
                 args.node_name.clone(),
                 runtime_rx.clone(),
             ));
-            Some((tokio::spawn(puller::run(client, config, runtime_rx)), recreate))
+            let prober = tokio::spawn(probe::run(
+                client.clone(),
+                args.node_name.clone(),
+                runtime_rx.clone(),
+            ));
+            Some((
+                tokio::spawn(puller::run(client, config, runtime_rx)),
+                recreate,
+                prober,
+            ))
         }
         Err(e) => {
             tracing::warn!(error = %e, "no API server configuration: image pre-pull and container recreation are off");
@@ -75,9 +86,10 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
         .with_graceful_shutdown(crate::server::shutdown_signal())
         .await;
     search.abort();
-    if let Some((p, r)) = puller {
+    if let Some((p, r, probes)) = puller {
         p.abort();
         r.abort();
+        probes.abort();
     }
     Ok(served?)
 }

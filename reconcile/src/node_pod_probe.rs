@@ -201,7 +201,7 @@ where
         .filter(|e| live(&e.namespace, &e.name, &e.uid).is_some())
         .cloned()
         .collect();
-    let pruned = (kept.len() != spec.pod_probes.len()).then(|| NodePodProbeSpec { pod_probes: kept });
+    let pruned = (kept.len() != spec.pod_probes.len()).then_some(NodePodProbeSpec { pod_probes: kept });
     let mut pods = Vec::new();
     for status in input.npp.status.iter().flat_map(|s| &s.pod_probe_statuses) {
         let Some(pod) = live(&status.namespace, &status.name, &status.uid) else {

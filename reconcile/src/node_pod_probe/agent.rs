@@ -240,10 +240,23 @@ impl Results {
         NodePodProbeStatus { pod_probe_statuses }
     }
 
-    /// After a successful write: the transitions it announced (for events), and a clean slate.
+    /// Taken when a write starts: the transitions it announces (for events), and a clean slate.
     pub fn written(&mut self) -> Vec<Transition> {
         self.dirty = false;
         std::mem::take(&mut self.pending)
+    }
+
+    /// A write that failed: its transitions are pending again (unless a newer one replaced them)
+    /// and the status is due.
+    pub fn restore(&mut self, transitions: Vec<Transition>) {
+        self.dirty = true;
+        let newer = std::mem::take(&mut self.pending);
+        let mut restored: Vec<Transition> = transitions
+            .into_iter()
+            .filter(|t| !newer.iter().any(|n| n.key == t.key) && self.entries.contains_key(&t.key))
+            .collect();
+        restored.extend(newer);
+        self.pending = restored;
     }
 }
 

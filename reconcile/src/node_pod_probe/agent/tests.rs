@@ -151,3 +151,15 @@ fn messages_are_cut_at_1024_bytes_on_a_char_boundary() {
     assert_eq!(cut.len(), 1024);
     assert_eq!(truncate("short"), "short");
 }
+
+#[test]
+fn a_failed_write_keeps_its_events_pending() {
+    let mut r = Results::default();
+    r.record(&key("m#one"), "c1", ProbeState::Succeeded, "", at(0));
+    let taken = r.written();
+    r.record(&key("m#two"), "c1", ProbeState::Failed, "", at(1));
+    r.restore(taken);
+    assert!(r.write_due(Duration::ZERO));
+    let names: Vec<String> = r.written().into_iter().map(|t| t.key.1).collect();
+    assert_eq!(names, ["m#one", "m#two"]);
+}
