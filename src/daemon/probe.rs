@@ -1,4 +1,4 @@
-//! The agent's PodProbeMarker prober (docs/podprobemarker.md#the-agent): watches its own node's
+//! The agent's PodProbeMarker prober (docs/podprobemarker.md, "How it works"): watches its own node's
 //! NodePodProbe (field selector on the name), runs one worker per (pod, probe) ([`worker`]) and
 //! writes the results to the NodePodProbe's status in batches ([`writer`]).
 //!
