@@ -371,3 +371,45 @@ async fn concurrent_updates_from_one_resource_version_one_wins() {
     );
     pg.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_pod_status_update_writes_labels_and_annotations_too() {
+    let pg = common::start().await;
+    let client = pg.client().await.unwrap();
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let pod: Pod = serde_json::from_value(
+        json!({"metadata": {"name": "p", "labels": {"keep": "1", "drop": "1"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+    )
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    // kube-apiserver's pod status strategy takes the request's labels and annotations (the kubelet may
+    // write the status meanwhile: a conflict reads again).
+    let stored = loop {
+        let mut p = pods.get("p").await.unwrap();
+        let labels = p.metadata.labels.get_or_insert_with(Default::default);
+        labels.remove("drop");
+        labels.insert("added".into(), "2".into());
+        p.metadata.annotations = Some([("note".to_string(), "x".to_string())].into());
+        p.spec.as_mut().unwrap().active_deadline_seconds = Some(5);
+        match pods.replace_status("p", &PostParams::default(), &p).await {
+            Ok(stored) => break stored,
+            Err(kube::Error::Api(s)) if s.code == 409 => continue,
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(
+        serde_json::to_value(&stored.metadata.labels).unwrap(),
+        json!({"keep": "1", "added": "2"})
+    );
+    assert_eq!(
+        serde_json::to_value(&stored.metadata.annotations).unwrap(),
+        json!({"note": "x"})
+    );
+    assert_eq!(
+        stored.spec.unwrap().active_deadline_seconds,
+        None,
+        "the status subresource ignores spec"
+    );
+    pg.shutdown().await;
+}
