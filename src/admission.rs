@@ -151,10 +151,23 @@ impl Admission {
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
 
-/// Writes every status, in order, remembering what the API server stored.
+/// Writes every status, in order, remembering what the API server stored. A change decided on an object
+/// the cache has replaced since is a conflict, as the API server would answer.
 async fn write_all(cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), (WriteError, StatusWrite)> {
     for write in writes {
-        let stored = write_status(cache.client(), write)
+        let t = &write.target;
+        let status = write.new_status(cache).map_err(|e| {
+            let e = match e {
+                kruise_core::view::WriteError::Conflict { .. } => WriteError::Conflict {
+                    kind: t.kind.clone(),
+                    namespace: t.namespace.clone(),
+                    name: t.name.clone(),
+                },
+                other => WriteError::Invalid(other.to_string()),
+            };
+            (e, write.clone())
+        })?;
+        let stored = write_status(cache.client(), t, write.resource_version.as_deref(), &status)
             .await
             .map_err(|e| (e, write.clone()))?;
         cache.remember(&stored);

@@ -53,4 +53,4 @@ pub use kinds::{Kind, Kinds, Registered};
 pub use lenient::Lenient;
 pub use settings::Settings;
 pub use shape::{Shape, ShapeTextError};
-pub use view::{ClusterView, Lookup, MemoryView, ObjectMap, StatusWrite, WriteTarget};
+pub use view::{ClusterView, Lookup, MemoryView, ObjectMap, StatusChange, StatusWrite, WriteTarget};

@@ -11,10 +11,11 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::policy_v1beta1::{
     DEPRECATED_POD_RELATED_PUB_ANNOTATION, POD_PUB_NO_PROTECTION_ANNOTATION, POD_RELATED_PUB_ANNOTATION,
-    PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PubOperation,
+    PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PodUnavailableBudgetStatus, PubOperation,
 };
 
 use crate::pod_state::{annotation, is_ready_for_pub, is_state_consistent};
+use crate::view::StatusChange;
 use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
 
 /// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
@@ -64,6 +65,29 @@ pub enum Outcome {
     Spent { write: Option<StatusWrite> },
     /// Denied by the budget `pub_name`, with OpenKruise's message.
     Denied { pub_name: String, message: String },
+}
+
+/// One unit of a budget spent on a pod at `at`: `unavailableAllowed` one lower and the pod recorded in
+/// `unavailablePods` (an update) or `disruptedPods` (a deletion, eviction or resize).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetSpend {
+    pub pod: String,
+    pub operation: PodOperation,
+    pub at: Time,
+}
+
+impl BudgetSpend {
+    /// Records the spend in `status` (both maps are present afterwards, as OpenKruise writes them).
+    pub fn apply(&self, status: &mut PodUnavailableBudgetStatus) {
+        status.unavailable_allowed -= 1;
+        let disrupted = status.disrupted_pods.get_or_insert_with(BTreeMap::new);
+        let unavailable = status.unavailable_pods.get_or_insert_with(BTreeMap::new);
+        let recorded = match self.operation {
+            PodOperation::Update => unavailable,
+            PodOperation::Delete | PodOperation::Evict | PodOperation::Resize => disrupted,
+        };
+        recorded.insert(self.pod.clone(), self.at.clone());
+    }
 }
 
 /// The PUB a pod names: `pub.kruise.io/related-pub`, else the deprecated `kruise.io/related-pub`.
@@ -154,7 +178,14 @@ pub fn check(
     if ignored {
         return Ok(Outcome::Skipped(Skip::IgnoredBySelector));
     }
-    let mut status = pub_.status.clone().unwrap_or_default();
+    let unset;
+    let status = match pub_.status.as_ref() {
+        Some(status) => status,
+        None => {
+            unset = PodUnavailableBudgetStatus::default();
+            &unset
+        }
+    };
     if status.desired_available == 0 {
         return Ok(Outcome::Skipped(Skip::NothingDesired));
     }
@@ -185,17 +216,11 @@ pub fn check(
     if dry_run {
         return Ok(Outcome::Spent { write: None });
     }
-    status.unavailable_allowed -= 1;
-    let stamp = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
-    let disrupted = status.disrupted_pods.get_or_insert_with(BTreeMap::new);
-    let unavailable = status.unavailable_pods.get_or_insert_with(BTreeMap::new);
-    match operation {
-        PodOperation::Update => unavailable.insert(pod_name, stamp),
-        PodOperation::Delete | PodOperation::Evict | PodOperation::Resize => {
-            disrupted.insert(pod_name, stamp)
-        }
+    let spend = BudgetSpend {
+        pod: pod_name,
+        operation,
+        at: Time(Timestamp::from_second(now.as_second()).unwrap_or(now)),
     };
-    let status = serde_json::to_value(&status).map_err(|e| e.to_string())?;
     Ok(Outcome::Spent {
         write: Some(StatusWrite {
             target: WriteTarget {
@@ -206,7 +231,7 @@ pub fn check(
                 name: pub_name.to_string(),
             },
             resource_version: Some(pub_.metadata.resource_version.clone().unwrap_or_default()),
-            status,
+            change: StatusChange::SpendBudget(Box::new(spend)),
         }),
     })
 }

@@ -3,7 +3,7 @@
 //! cache ([`crate::cluster::ClusterCache::refresh`]) and decides again (bounded), so a budget can never be spent twice —
 //! across replicas too.
 
-use kruise_webhooks::{StatusWrite, WriteTarget};
+use kruise_webhooks::WriteTarget;
 use kube::{
     Api, Client,
     api::{ApiResource, DynamicObject, GroupVersionKind, PostParams},
@@ -20,6 +20,9 @@ pub enum WriteError {
         namespace: String,
         name: String,
     },
+    /// The new status could not be built from the cached object (gone from the cache, or not encodable).
+    #[error("{0}")]
+    Invalid(String),
     #[error("{kind} {namespace}/{name}: {source}")]
     Api {
         kind: String,
@@ -42,9 +45,14 @@ pub fn api_resource(target: &WriteTarget) -> ApiResource {
     )
 }
 
-/// Writes one status with its resourceVersion as precondition; returns the object as stored.
-pub async fn write_status(client: &Client, write: &StatusWrite) -> Result<Value, WriteError> {
-    let t = &write.target;
+/// Writes the complete `status` of `t` with `resource_version` as precondition; returns the object as
+/// stored.
+pub async fn write_status(
+    client: &Client,
+    t: &WriteTarget,
+    resource_version: Option<&str>,
+    status: &Value,
+) -> Result<Value, WriteError> {
     // A cluster-scoped object (a SidecarSet) has no namespace.
     let api: Api<DynamicObject> = if t.namespace.is_empty() {
         Api::all_with(client.clone(), &api_resource(t))
@@ -54,8 +62,8 @@ pub async fn write_status(client: &Client, write: &StatusWrite) -> Result<Value,
     let body = json!({
         "apiVersion": t.api_version,
         "kind": t.kind,
-        "metadata": {"name": t.name, "namespace": t.namespace, "resourceVersion": write.resource_version},
-        "status": write.status,
+        "metadata": {"name": t.name, "namespace": t.namespace, "resourceVersion": resource_version},
+        "status": status,
     });
     let object: DynamicObject = match serde_json::from_value(body) {
         Ok(object) => object,

@@ -24,7 +24,7 @@ use std::{
 
 use futures::StreamExt as _;
 use kruise_api::PodRecord;
-use kruise_webhooks::{StatusWrite, WriteTarget};
+use kruise_webhooks::WriteTarget;
 use kube::{
     Api, Resource, ResourceExt as _,
     api::{ApiResource, DynamicObject},
@@ -263,25 +263,21 @@ impl<K: Object, M: Clone + Default> Pass<K, M> {
     /// and hands the stored object to the cache. A conflict is [`Error::Conflict`] (the loop re-reads
     /// and decides again), a missing object [`Error::Gone`].
     pub async fn write_status(&self, object: &K, status: &impl Serialize) -> Result<(), Error> {
-        let write = StatusWrite {
-            target: WriteTarget {
-                api_version: K::api_version(&()).into_owned(),
-                kind: K::kind(&()).into_owned(),
-                plural: K::plural(&()).into_owned(),
-                namespace: object.namespace().unwrap_or_default(),
-                name: object.name_any(),
-            },
-            resource_version: object.meta().resource_version.clone(),
-            status: serde_json::to_value(status).unwrap_or_default(),
+        let target = WriteTarget {
+            api_version: K::api_version(&()).into_owned(),
+            kind: K::kind(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            namespace: object.namespace().unwrap_or_default(),
+            name: object.name_any(),
         };
-        match status_writes::write_status(&self.context.client, &write).await {
+        let status = serde_json::to_value(status).unwrap_or_default();
+        let resource_version = object.meta().resource_version.as_deref();
+        match status_writes::write_status(&self.context.client, &target, resource_version, &status).await {
             Ok(stored) => {
                 self.context.view.remember(&stored);
                 Ok(())
             }
-            Err(WriteError::Conflict { .. }) => {
-                Err(conflict::<K>(&write.target.namespace, &write.target.name))
-            }
+            Err(WriteError::Conflict { .. }) => Err(conflict::<K>(&target.namespace, &target.name)),
             Err(WriteError::Api { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.is_not_found()) => {
                 Err(Error::Gone)
             }

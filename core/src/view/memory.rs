@@ -2,11 +2,14 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use kruise_api::{apps_v1beta1::WorkloadSpread, policy_v1beta1::PodUnavailableBudget};
 use serde_json::Value;
 
 use super::{
     ClusterView, DerivedCache, Lookup, Lookups,
-    status::{StatusWrite, WriteError, replace_status, replace_typed_status},
+    status::{
+        StatusChange, StatusWrite, WriteError, next_resource_version, replace_status, replace_typed_status,
+    },
 };
 use crate::{
     decode::{self, DecodeError},
@@ -45,6 +48,16 @@ impl<K> ObjectMap<K> {
         self.objects
             .insert((namespace.to_string(), name.to_string()), Arc::new(object));
         self.generation += 1;
+    }
+
+    /// Changes one object in place (copied first only when a reader still holds it); `None` when absent.
+    pub fn update<R>(&mut self, namespace: &str, name: &str, change: impl FnOnce(&mut K) -> R) -> Option<R>
+    where
+        K: Clone,
+    {
+        let object = self.objects.get_mut(&(namespace.to_string(), name.to_string()))?;
+        self.generation += 1;
+        Some(change(Arc::make_mut(object)))
     }
 
     /// Removes an object.
@@ -185,8 +198,8 @@ impl ForKind<InMemory> for Count {
     }
 }
 
-/// Applies a status write to a registered kind.
-struct ApplyStatus<'a>(&'a StatusWrite);
+/// Replaces the status of an object of a registered kind.
+struct ApplyStatus<'a>(&'a StatusWrite, &'a Value);
 
 impl ForKindMut<InMemory> for ApplyStatus<'_> {
     type Output = Result<(), WriteError>;
@@ -199,10 +212,32 @@ impl ForKindMut<InMemory> for ApplyStatus<'_> {
         let current = store
             .get(namespace, &t.name)
             .ok_or_else(|| WriteError::not_found(write))?;
-        let updated = replace_typed_status(&*current, write)?;
+        let updated = replace_typed_status(&*current, write, self.1)?;
         store.insert(namespace, &t.name, updated);
         Ok(())
     }
+}
+
+/// Changes the stored `K` named by `write` in place, as the apiserver would: it must still be at the
+/// write's resourceVersion, which is then bumped.
+fn change_in_place<K: Registered>(
+    store: &mut ObjectMap<K>,
+    write: &StatusWrite,
+    change: impl FnOnce(&mut K),
+) -> Result<(), WriteError> {
+    let t = &write.target;
+    let namespace = if K::NAMESPACED { t.namespace.as_str() } else { "" };
+    store
+        .update(namespace, &t.name, |object| {
+            let meta = object.meta_mut();
+            write.check_version(meta.resource_version.as_deref().unwrap_or(""))?;
+            meta.resource_version = Some(next_resource_version(
+                meta.resource_version.as_deref().unwrap_or(""),
+            ));
+            change(object);
+            Ok(())
+        })
+        .unwrap_or_else(|| Err(WriteError::not_found(write)))
 }
 
 impl MemoryView {
@@ -255,9 +290,27 @@ impl MemoryView {
     /// resourceVersion (else [`WriteError::Conflict`]); its `.status` is replaced and its resourceVersion
     /// bumped.
     pub fn apply_status(&mut self, write: &StatusWrite) -> Result<(), WriteError> {
+        let status = match &write.change {
+            StatusChange::Replace(status) => status,
+            StatusChange::SpendBudget(spend) => {
+                let store = PodUnavailableBudget::store_mut(&mut self.kinds);
+                return change_in_place(store, write, |budget: &mut PodUnavailableBudget| {
+                    spend.apply(budget.status.get_or_insert_with(Default::default))
+                });
+            }
+            StatusChange::RecordInSubset(record) => {
+                let store = WorkloadSpread::store_mut(&mut self.kinds);
+                return change_in_place(store, write, |spread: &mut WorkloadSpread| {
+                    record.apply(spread.status.get_or_insert_with(Default::default))
+                });
+            }
+        };
         let t = &write.target;
         let group = group_of(&t.api_version);
-        if let Some(result) = self.kinds.with_kind_mut(group, &t.kind, ApplyStatus(write)) {
+        if let Some(result) = self
+            .kinds
+            .with_kind_mut(group, &t.kind, ApplyStatus(write, status))
+        {
             return result;
         }
         let map = self
@@ -267,7 +320,7 @@ impl MemoryView {
         let current = map
             .get(&t.namespace, &t.name)
             .ok_or_else(|| WriteError::not_found(write))?;
-        let updated = replace_status((*current).clone(), write)?;
+        let updated = replace_status((*current).clone(), write, status)?;
         map.insert(&t.namespace, &t.name, updated);
         Ok(())
     }

@@ -66,8 +66,8 @@ fn budget_write(resource_version: Option<&str>, allowed: i32) -> StatusWrite {
             name: "web".into(),
         },
         resource_version: resource_version.map(String::from),
-        status: json!({"unavailableAllowed": allowed, "desiredAvailable": 2, "currentAvailable": 3,
-            "totalReplicas": 3}),
+        change: StatusChange::Replace(json!({"unavailableAllowed": allowed, "desiredAvailable": 2,
+            "currentAvailable": 3, "totalReplicas": 3})),
     }
 }
 
@@ -104,8 +104,58 @@ fn a_stale_or_misdirected_write_changes_nothing() {
         Err(WriteError::NotFound { .. })
     ));
     let mut bad = budget_write(None, 0);
-    bad.status = json!({"unavailableAllowed": "lots"});
+    bad.change = StatusChange::Replace(json!({"unavailableAllowed": "lots"}));
     assert!(matches!(view.apply_status(&bad), Err(WriteError::Invalid { .. })));
+}
+
+fn spend(pod: &str, resource_version: &str) -> StatusWrite {
+    StatusWrite {
+        change: StatusChange::SpendBudget(Box::new(crate::pub_protection::BudgetSpend {
+            pod: pod.into(),
+            operation: crate::pub_protection::PodOperation::Evict,
+            at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap(),
+            ),
+        })),
+        ..budget_write(Some(resource_version), 0)
+    }
+}
+
+#[test]
+fn a_delta_write_changes_the_stored_object_as_its_full_status_would() {
+    let mut view = budget_view();
+    let first = spend("web-0", "7");
+    // What a cluster write would send, computed before the in-place change.
+    let full = first.new_status(&view).unwrap();
+    assert_eq!(full["unavailableAllowed"], 0);
+    assert_eq!(full["disruptedPods"]["web-0"], "2023-11-14T22:13:20Z");
+    assert_eq!(full["unavailablePods"], json!({}));
+    let reader = view.pod_unavailable_budgets("shop");
+    view.apply_status(&first).unwrap();
+    let stored = serde_json::to_value(&*view.pod_unavailable_budgets("shop")[0]).unwrap();
+    assert_eq!(stored["status"], full);
+    assert_eq!(stored["metadata"]["resourceVersion"], "8");
+    assert_eq!(
+        reader[0].status.as_ref().unwrap().unavailable_allowed,
+        1,
+        "a reader holding the old object keeps it"
+    );
+    // Decided on resourceVersion 7: refused now, in memory and against a cluster alike.
+    let stale = spend("web-1", "7");
+    assert!(matches!(
+        view.apply_status(&stale),
+        Err(WriteError::Conflict { .. })
+    ));
+    assert!(matches!(
+        stale.new_status(&view),
+        Err(WriteError::Conflict { .. })
+    ));
+    let mut gone = spend("web-1", "8");
+    gone.target.name = "gone".into();
+    assert!(matches!(
+        view.apply_status(&gone),
+        Err(WriteError::NotFound { .. })
+    ));
 }
 
 #[test]

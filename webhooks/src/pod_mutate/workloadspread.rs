@@ -11,7 +11,8 @@
 //!    (initialised from spec when missing): a pod already recorded keeps its subset, else the first
 //!    schedulable subset with missing replicas; a limited subset records the pod in `creatingPods`
 //!    (keyed by its name, or by a generated uid when it has only `generateName`) and decrements
-//!    `missingReplicas` — returned as a [`StatusWrite`] at the WorkloadSpread's resourceVersion.
+//!    `missingReplicas` — returned as a [`StatusWrite`] of that one record ([`SubsetRecord`]) at the
+//!    WorkloadSpread's resourceVersion.
 //! 3. **Inject.** Tolerations, node affinity, the subset `patch` (strategic merge, see
 //!    [`strategic_merge`]) and annotation `apps.kruise.io/matched-workloadspread`.
 //!
@@ -25,16 +26,12 @@ pub mod strategic_merge;
 
 use inject::inject;
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kruise_api::apps_v1beta1::{
-    TargetReference, WorkloadSpread, WorkloadSpreadStatus, WorkloadSpreadSubsetStatus,
-};
+use kruise_api::apps_v1beta1::{TargetReference, WorkloadSpread, WorkloadSpreadSubsetStatus};
 use kruise_core::{
-    intstr::{self, Round},
+    StatusChange, intstr,
     pod_state::is_active_json,
-    workload_spread,
+    workload_spread::{self, SubsetEvent, SubsetRecord},
 };
 use serde_json::Value;
 
@@ -234,15 +231,18 @@ fn choose_subset(
 
     let labels = selector::raw_labels(pod);
     let version = workload_spread::pod_version(Some(owner.kind), &labels);
-    let status = ws.status.as_ref();
-    let recorded = status
+    let recorded = ws
+        .status
+        .as_ref()
         .and_then(|s| s.versioned_subset_statuses.as_ref())
         .and_then(|v| v.get(version))
         .filter(|list| !list.is_empty());
-    let mut statuses = match recorded {
-        Some(list) => list.clone(),
-        None => initial_statuses(context, ws)?,
+    // Only read: what is recorded stays where it is, so the choice costs the same whatever it holds.
+    let initial = match recorded {
+        Some(_) => None,
+        None => Some(initial_statuses(context, ws)?),
     };
+    let statuses = recorded.or(initial.as_ref()).map_or(&[][..], Vec::as_slice);
     if !pod_name.is_empty()
         && let Some(s) = statuses.iter().find(|s| {
             s.creating_pods.as_ref().is_some_and(|m| m.contains_key(pod_name))
@@ -251,13 +251,12 @@ fn choose_subset(
     {
         return Ok(Choice::of(Some(&s.name)));
     }
-    let Some(index) = statuses
+    let Some(chosen) = statuses
         .iter()
-        .position(|s| !unschedulable(s) && (s.missing_replicas > 0 || s.missing_replicas == -1))
+        .find(|s| !unschedulable(s) && (s.missing_replicas > 0 || s.missing_replicas == -1))
     else {
         return Ok(Choice::of(None));
     };
-    let chosen = &mut statuses[index];
     if chosen.missing_replicas == -1 {
         return Ok(Choice::of(Some(&chosen.name)));
     }
@@ -267,19 +266,7 @@ fn choose_subset(
     } else {
         (pod_name.to_string(), None)
     };
-    chosen
-        .creating_pods
-        .get_or_insert_with(BTreeMap::new)
-        .insert(key, Time(k8s_openapi::jiff::Timestamp::now()));
-    if chosen.missing_replicas > 0 {
-        chosen.missing_replicas -= 1;
-    }
     let subset = chosen.name.clone();
-    let mut new_status: WorkloadSpreadStatus = status.cloned().unwrap_or_default();
-    new_status
-        .versioned_subset_statuses
-        .get_or_insert_with(BTreeMap::new)
-        .insert(version.to_string(), statuses);
     let write = StatusWrite {
         target: WriteTarget {
             api_version: "apps.kruise.io/v1beta1".into(),
@@ -289,8 +276,14 @@ fn choose_subset(
             name: ws.metadata.name.clone().unwrap_or_default(),
         },
         resource_version: ws.metadata.resource_version.clone(),
-        status: serde_json::to_value(&new_status)
-            .map_err(|e| Denial::new(500, "", format!("cannot encode WorkloadSpread status: {e}")))?,
+        change: StatusChange::RecordInSubset(Box::new(SubsetRecord {
+            version: version.to_string(),
+            initial,
+            subset: subset.clone(),
+            pod: key,
+            event: SubsetEvent::Creating,
+            at: Time(k8s_openapi::jiff::Timestamp::now()),
+        })),
     };
     Ok(Choice {
         subset: Some(subset),
@@ -344,28 +337,12 @@ fn ordinal_of(name: &str) -> i64 {
     }
 }
 
-/// Subset statuses initialised from spec: `missingReplicas` = `maxReplicas` scaled (round up) against
-/// the workload's replicas, or `-1` when unlimited.
+/// Subset statuses initialised from spec against the workload's replicas.
 fn initial_statuses(
     context: &PodContext<'_, impl ClusterView>,
     ws: &WorkloadSpread,
 ) -> Result<Vec<WorkloadSpreadSubsetStatus>, Denial> {
     let replicas = owner::workload_replicas(context.view, ws, context.namespace)
         .map_err(|e| Denial::new(500, "", e.to_string()))?;
-    Ok(ws
-        .spec
-        .subsets
-        .iter()
-        .map(|subset| WorkloadSpreadSubsetStatus {
-            name: subset.name.clone(),
-            missing_replicas: subset
-                .max_replicas
-                .as_ref()
-                // OpenKruise ignores the error (the value counts 0) and narrows to int32.
-                .map_or(-1, |max| {
-                    intstr::scaled(max, i64::from(replicas), Round::Up).unwrap_or(0) as i32
-                }),
-            ..WorkloadSpreadSubsetStatus::default()
-        })
-        .collect())
+    Ok(workload_spread::initial_subset_statuses(ws, replicas))
 }

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
-use kruise_api::apps_v1beta1::{MATCHED_WORKLOADSPREAD_ANNOTATION, WorkloadSpreadSubsetStatus};
+use kruise_api::apps_v1beta1::MATCHED_WORKLOADSPREAD_ANNOTATION;
 use kruise_core::{
-    intstr::{self, Round},
-    workload_spread,
+    StatusChange,
+    workload_spread::{self, SubsetEvent, SubsetRecord},
 };
 use serde_json::Value;
 
@@ -92,27 +92,20 @@ pub fn account(
     }
     let version =
         workload_spread::pod_version(controller_kind(pod), &pod.metadata.labels.as_ref()).to_string();
-    let mut status = ws.status.clone().unwrap_or_default();
-    let mut statuses = status
-        .versioned_subset_statuses
+    let recorded = ws
+        .status
         .as_ref()
+        .and_then(|s| s.versioned_subset_statuses.as_ref())
         .and_then(|v| v.get(&version))
-        .cloned()
-        .unwrap_or_default();
-    if statuses.is_empty() {
-        let replicas = owner::workload_replicas(view, &ws, namespace).map_err(|e| e.to_string())?;
-        statuses = subsets
-            .iter()
-            .map(|s| WorkloadSpreadSubsetStatus {
-                name: s.name.clone(),
-                // OpenKruise ignores the error (the value counts 0) and narrows to int32.
-                missing_replicas: s.max_replicas.as_ref().map_or(-1, |m| {
-                    intstr::scaled(m, i64::from(replicas), Round::Up).unwrap_or(0) as i32
-                }),
-                ..Default::default()
-            })
-            .collect();
-    }
+        .filter(|list| !list.is_empty());
+    let initial = match recorded {
+        Some(_) => None,
+        None => {
+            let replicas = owner::workload_replicas(view, &ws, namespace).map_err(|e| e.to_string())?;
+            Some(workload_spread::initial_subset_statuses(&ws, replicas))
+        }
+    };
+    let statuses = recorded.or(initial.as_ref()).map_or(&[][..], Vec::as_slice);
     let pod_name = pod.metadata.name.clone().unwrap_or_default();
     if statuses
         .iter()
@@ -120,25 +113,12 @@ pub fn account(
     {
         return Ok(None);
     }
-    let Some(subset) = statuses.iter_mut().find(|s| s.name == subset_name) else {
+    let Some(subset) = statuses.iter().find(|s| s.name == subset_name) else {
         return Ok(None);
     };
     if subset.missing_replicas == -1 {
         return Ok(None);
     }
-    let stamp = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
-    subset
-        .deleting_pods
-        .get_or_insert_with(BTreeMap::new)
-        .insert(pod_name, stamp);
-    if subset.missing_replicas >= 0 {
-        subset.missing_replicas += 1;
-    }
-    status
-        .versioned_subset_statuses
-        .get_or_insert_with(BTreeMap::new)
-        .insert(version, statuses);
-    let status = serde_json::to_value(&status).map_err(|e| e.to_string())?;
     Ok(Some(StatusWrite {
         target: WriteTarget {
             api_version: "apps.kruise.io/v1beta1".into(),
@@ -148,7 +128,14 @@ pub fn account(
             name: ws_name,
         },
         resource_version: Some(ws.metadata.resource_version.clone().unwrap_or_default()),
-        status,
+        change: StatusChange::RecordInSubset(Box::new(SubsetRecord {
+            version,
+            initial,
+            subset: subset_name,
+            pod: pod_name,
+            event: SubsetEvent::Deleting,
+            at: Time(Timestamp::from_second(now.as_second()).unwrap_or(now)),
+        })),
     }))
 }
 

@@ -87,7 +87,7 @@ fn the_perf_review_is_spread_annotated_and_recorded() {
     }
     assert_eq!(decision.writes.len(), 1);
     let write = normalise(
-        &serde_json::to_value(&decision.writes[0].status).unwrap(),
+        &decision.writes[0].new_status(&view).unwrap(),
         &original,
         Some(&out),
     );

@@ -43,11 +43,11 @@ fn view_of(objects: &Value) -> MemoryView {
     view
 }
 
-fn write_json(write: &StatusWrite) -> Value {
+fn write_json(view: &MemoryView, write: &StatusWrite) -> Value {
     json!({
         "apiVersion": write.target.api_version, "kind": write.target.kind,
         "namespace": write.target.namespace, "name": write.target.name,
-        "resourceVersion": write.resource_version, "status": write.status,
+        "resourceVersion": write.resource_version, "status": write.new_status(view).unwrap(),
     })
 }
 
@@ -98,7 +98,7 @@ fn fixtures_decide_as_expected() {
                 ));
             }
         }
-        let writes: Vec<Value> = decision.writes.iter().map(write_json).collect();
+        let writes: Vec<Value> = decision.writes.iter().map(|w| write_json(&view, w)).collect();
         if Value::Array(writes.clone()) != expect["writes"] {
             problems.push(format!(
                 "writes\n  {}\n  != {}",
@@ -198,8 +198,9 @@ fn deletions_spend_the_budget_one_by_one_then_are_denied() {
                 name: "web-pub".into(),
             }
         );
-        assert_eq!(write.status["unavailableAllowed"], 1 - i as i64);
-        assert_eq!(write.status["disruptedPods"][format!("web-{i}")], NOW);
+        let status = write.new_status(&view).unwrap();
+        assert_eq!(status["unavailableAllowed"], 1 - i as i64);
+        assert_eq!(status["disruptedPods"][format!("web-{i}")], NOW);
         view.apply_status(write).unwrap();
     }
     let status = pub_status(&view);
@@ -329,10 +330,13 @@ fn timestamps_are_the_injected_time_at_second_precision() {
         &Settings::default(),
         at,
     );
-    assert_eq!(decision.writes[0].status["disruptedPods"]["web-0"], NOW);
+    assert_eq!(
+        decision.writes[0].new_status(&view).unwrap()["disruptedPods"]["web-0"],
+        NOW
+    );
     // `validate` stamps the real time.
     let decision = pod_validate::validate(&delete_request(&ready_pod("web-0")), &view, &Settings::default());
-    let stamp = decision.writes[0].status["disruptedPods"]["web-0"]
+    let stamp = decision.writes[0].new_status(&view).unwrap()["disruptedPods"]["web-0"]
         .as_str()
         .unwrap()
         .to_string();

@@ -81,7 +81,8 @@ fn zone_a_after_deletion(view: &MemoryView, pod: &Value) -> i64 {
     let [write] = decision.writes.as_slice() else {
         panic!("one status write expected: {:?}", decision.writes);
     };
-    let statuses = &write.status["versionedSubsetStatuses"]["versionIgnored"];
+    let status = write.new_status(view).unwrap();
+    let statuses = &status["versionedSubsetStatuses"]["versionIgnored"];
     let zone_a = statuses
         .as_array()
         .unwrap()

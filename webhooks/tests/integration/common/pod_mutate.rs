@@ -213,7 +213,7 @@ pub fn check_case(file: &str, case: &Value) {
             normalise(
                 &json!({"kind": w.target.kind, "name": w.target.name, "namespace": w.target.namespace,
                     "apiVersion": w.target.api_version, "plural": w.target.plural,
-                    "resourceVersion": w.resource_version, "status": w.status}),
+                    "resourceVersion": w.resource_version, "status": w.new_status(&view).unwrap()}),
                 pod,
                 Some(&out),
             )
