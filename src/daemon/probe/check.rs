@@ -10,14 +10,13 @@ use kruise_cri::Runtime;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use super::worker::Target;
+use k8s_openapi::api::core::v1::Probe;
 
 /// Most bytes read from an HTTP answer (the status line is all that is judged).
 const HTTP_READ_LIMIT: usize = 4096;
 
-/// Runs the probe once against container `id`.
-pub async fn run(runtime: &Runtime, id: &str, target: &Target, timeout: Duration) -> (bool, String) {
-    let probe = &target.probe;
+/// Runs `probe` once against container `id` of the pod at `ip`.
+pub async fn run(runtime: &Runtime, id: &str, probe: &Probe, ip: &str, timeout: Duration) -> (bool, String) {
     if let Some(exec) = &probe.exec {
         let cmd: Vec<&str> = exec.command.iter().flatten().map(String::as_str).collect();
         return match runtime.exec_sync(id, &cmd, timeout).await {
@@ -29,14 +28,14 @@ pub async fn run(runtime: &Runtime, id: &str, target: &Target, timeout: Duration
             Err(e) => (false, e.to_string()),
         };
     }
-    if target.ip.is_empty() {
+    if ip.is_empty() {
         return (false, "the pod has no IP".into());
     }
     if let Some(tcp) = &probe.tcp_socket {
         let Some(port) = port(&tcp.port) else {
             return (false, format!("invalid port {:?}", tcp.port));
         };
-        let address = format!("{}:{port}", target.ip);
+        let address = format!("{ip}:{port}");
         return match tokio::time::timeout(timeout, TcpStream::connect(&address)).await {
             Ok(Ok(_)) => (true, String::new()),
             Ok(Err(e)) => (false, format!("dial tcp {address}: {e}")),
@@ -61,11 +60,11 @@ pub async fn run(runtime: &Runtime, id: &str, target: &Target, timeout: Duration
             .flatten()
             .map(|h| (h.name.clone(), h.value.clone()))
             .collect();
-        return match tokio::time::timeout(timeout, http_get(&target.ip, port, path, &headers)).await {
+        return match tokio::time::timeout(timeout, http_get(ip, port, path, &headers)).await {
             Ok(result) => result,
             Err(_) => (
                 false,
-                format!("GET http://{}:{port}{path}: timeout after {timeout:?}", target.ip),
+                format!("GET http://{ip}:{port}{path}: timeout after {timeout:?}"),
             ),
         };
     }

@@ -138,7 +138,7 @@ pub async fn run(
         if ran_for < timing.initial_delay.as_nanos() as i128 {
             continue;
         }
-        let (ok, message) = check::run(&rt, &id, &target, timing.timeout).await;
+        let (ok, message) = check::run(&rt, &id, &target.probe, &target.ip, timing.timeout).await;
         if let Some(state) = streak.observe(ok, &timing) {
             publish(&shared, |r| {
                 r.record(&key, &id, state, &message, Timestamp::now())
