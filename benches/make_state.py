@@ -4,7 +4,11 @@ and the criterion benches: the perf review's Deployment/ReplicaSet in namespace 
 and a PUB that select its pods, N SidecarSets of which exactly 2 select the perf review's pod, and P
 running pods.
 
-usage: benches/make_state.py OUT_DIR [--sidecarsets 1000] [--pods 0]
+The WorkloadSpread's first subset takes half of the Deployment (`--spread half`: pods past that go to
+the unlimited second subset, which books nothing) or every pod (`--spread book-all`: a `maxReplicas`
+no workload reaches, so every admitted pod is booked in `creatingPods`).
+
+usage: benches/make_state.py OUT_DIR [--sidecarsets 1000] [--pods 0] [--spread half|book-all]
 """
 import argparse
 import json
@@ -53,7 +57,7 @@ def sidecar_set(i, total):
                      "containers": [{"name": f"agent-{i}", "image": f"registry.example.com/agent:{i}"}]}}
 
 
-def workloads():
+def workloads(spread):
     deployment_uid = "9d0c5a4e-0000-4000-8000-000000000001"
     selector = {"matchLabels": {"app.kubernetes.io/name": POD_APP}}
     return [
@@ -75,7 +79,7 @@ def workloads():
          "metadata": {"name": "checkout-zones", "namespace": "shop", "resourceVersion": "1201"},
          "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": POD_APP},
                   "subsets": [
-                      {"name": "zone-a", "maxReplicas": "50%",
+                      {"name": "zone-a", "maxReplicas": "50%" if spread == "half" else 10_000_000,
                        "requiredNodeSelector": {"matchExpressions": [
                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-west-1a"]}]},
                        "tolerations": [{"key": "zone", "operator": "Equal", "value": "a", "effect": "NoSchedule"}],
@@ -106,6 +110,7 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--sidecarsets", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=0)
+    parser.add_argument("--spread", choices=["half", "book-all"], default="half")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
@@ -114,7 +119,7 @@ def main():
         with open(os.path.join(args.out, name), "w") as f:
             json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
 
-    write("workloads.json", workloads())
+    write("workloads.json", workloads(args.spread))
     write("sidecarsets.json", [sidecar_set(i, args.sidecarsets) for i in range(args.sidecarsets)])
     if args.pods:
         write("pods.json", [pod(i) for i in range(args.pods)])

@@ -57,6 +57,18 @@ impl Admission {
         }
     }
 
+    /// Expires the records admission made that no controller will (standalone state only; in a cluster
+    /// the controllers do it). Returns how many it dropped.
+    pub fn expire_records(&self, now: k8s_openapi::jiff::Timestamp) -> usize {
+        match &self.state {
+            StateSource::Memory(lock) => lock
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .expire_admission_records(now),
+            StateSource::Cluster(_) => 0,
+        }
+    }
+
     /// Decodes `body`, decides it with `webhook` and encodes the answer. `Err` only when the body is not
     /// a usable AdmissionReview (the caller answers 400).
     pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, AnswerError> {
@@ -84,8 +96,9 @@ impl Admission {
         })
     }
 
-    /// Decides; when the decision needs status writes, decides again under the write lock and applies
-    /// them, so two reviews never spend the same budget.
+    /// Decides under the read lock; the status writes the decision needs are applied under the write
+    /// lock with their resourceVersion preconditions, so two reviews never spend the same budget. When
+    /// another review changed the object in between, decides again under the write lock.
     fn decide_in_memory(
         &self,
         lock: &RwLock<MemoryView>,
@@ -100,6 +113,14 @@ impl Admission {
             return decision;
         }
         let mut view = lock.write().unwrap_or_else(|p| p.into_inner());
+        if decision
+            .writes
+            .iter()
+            .try_for_each(|w| view.apply_status(w))
+            .is_ok()
+        {
+            return decision;
+        }
         let decision = webhook.handle_mut(request, &*view, &self.settings);
         if decision.allowed() && !request.is_dry_run() {
             for write in &decision.writes {

@@ -3,8 +3,9 @@
 //! (OpenKruise's agent exits and crash-loops instead: openkruise/kruise#851, #1196, #1663); it searches
 //! again every `--probe-interval` and picks the runtime up when it answers (docs/node-agent.md).
 //! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`])
-//! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]), and runs the
-//! PodProbeMarker probes of its node's NodePodProbe ([`probe`]).
+//! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]); it reports its
+//! pods' runtime containers and restarts those whose env fed from metadata is stale ([`containermeta`]),
+//! and runs the PodProbeMarker probes of its node's NodePodProbe ([`probe`]).
 
 use std::{
     sync::{Arc, RwLock},
@@ -17,6 +18,7 @@ use tokio::sync::watch;
 
 use crate::cli::DaemonArgs;
 
+pub mod containermeta;
 pub mod probe;
 pub mod puller;
 pub mod recreate;
@@ -71,6 +73,18 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
                 args.node_name.clone(),
                 runtime_rx.clone(),
             ));
+            // The agent has no --feature-gates flag yet: OpenKruise's defaults (both on).
+            let gates = kruise_core::FeatureGates::default();
+            if gates.enabled(kruise_core::Gate::DaemonWatchingPod) {
+                let meta = containermeta::run(
+                    client.clone(),
+                    args.node_name.clone(),
+                    runtime_rx.clone(),
+                    gates.enabled(kruise_core::Gate::InPlaceUpdateEnvFromMetadata),
+                );
+                // Ends with the process.
+                drop(tokio::spawn(meta));
+            }
             Some((
                 tokio::spawn(puller::run(client, config, runtime_rx)),
                 recreate,

@@ -186,6 +186,9 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         events,
         requests: router::RequestLimits::new(&limits),
     });
+    if standalone {
+        background.push(tokio::spawn(expire_records(app.clone())));
+    }
     let addr = SocketAddr::new(args.bind_address, args.port);
     let listener = match provided.listener {
         Some(listener) => {
@@ -222,6 +225,22 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         certs,
         background,
     })
+}
+
+/// How often standalone state drops the WorkloadSpread and budget records that are past their timeouts.
+const EXPIRY_PERIOD: Duration = Duration::from_secs(5);
+
+/// Standalone: what the controllers do to admission's records in a cluster ([`Admission::expire_records`]),
+/// so records of pods that never show up neither hold replicas nor grow without bound.
+async fn expire_records(app: Arc<App>) {
+    let mut tick = tokio::time::interval(EXPIRY_PERIOD);
+    loop {
+        tick.tick().await;
+        let dropped = app.admission.expire_records(k8s_openapi::jiff::Timestamp::now());
+        if dropped > 0 {
+            tracing::debug!(dropped, "expired WorkloadSpread and budget records");
+        }
+    }
 }
 
 /// Loads the first certificate. Standalone fails fast; in a cluster the API may not be reachable yet,

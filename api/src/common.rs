@@ -171,6 +171,9 @@ pub const IN_PLACE_UPDATE_READY: &str = "InPlaceUpdateReady";
 pub const IN_PLACE_UPDATE_STATE_KEY: &str = "apps.kruise.io/inplace-update-state";
 /// Pod annotation holding the spec to apply once the in-place grace period ends.
 pub const IN_PLACE_UPDATE_GRACE_KEY: &str = "apps.kruise.io/inplace-update-grace";
+/// Pod annotation the node agent writes (through `pods/status`) with what it saw of the pod's runtime
+/// containers: ids, restart counts and hashes (`kruise_core::containermeta`).
+pub const RUNTIME_CONTAINERS_META_KEY: &str = "apps.kruise.io/runtime-containers-meta";
 
 string_enum! {
     /// States of the pod lifecycle state machine (label `lifecycle.apps.kruise.io/state`).

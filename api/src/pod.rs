@@ -9,7 +9,7 @@
 //! - `spec`: `nodeName`, `restartPolicy`, `terminationGracePeriodSeconds`, per ephemeral container what
 //!   is kept per container, `readinessGates`, the node a daemon pod's affinity pins it to, and per
 //!   container `name`, `image`, `lifecycle.preStop`, `ports` and only the env entries named in
-//!   [`RECORDED_ENV`];
+//!   [`RECORDED_ENV`] or fed from a pod label or annotation;
 //! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
 //!   `restartCount`, `started`, `containerID`, `state`; per ephemeral container status `name` and `state`.
 //!
@@ -254,12 +254,23 @@ fn pinned_node_affinity<S: serde::Serializer>(node: &Option<String>, s: S) -> Re
     .serialize(s)
 }
 
+/// An entry fed from a pod label or annotation (`fieldRef` `metadata.labels[…]`/`metadata.annotations[…]`):
+/// kept for the env-from-metadata hash (`kruise_core::containermeta` decides which of them count).
+fn reads_pod_metadata(e: &EnvVar) -> bool {
+    e.value_from
+        .as_ref()
+        .and_then(|v| v.field_ref.as_ref())
+        .is_some_and(|f| {
+            f.field_path.starts_with("metadata.labels[") || f.field_path.starts_with("metadata.annotations[")
+        })
+}
+
 /// Deserialises every entry of `env` (so a malformed one is still an error) and keeps the recorded ones.
 fn recorded_env<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<EnvVar>>, D::Error> {
     let env = Option::<Vec<EnvVar>>::deserialize(d)?.unwrap_or_default();
     let kept: Vec<EnvVar> = env
         .into_iter()
-        .filter(|e| RECORDED_ENV.contains(&e.name.as_str()))
+        .filter(|e| RECORDED_ENV.contains(&e.name.as_str()) || reads_pod_metadata(e))
         .collect();
     Ok((!kept.is_empty()).then_some(kept))
 }
@@ -307,7 +318,9 @@ mod tests {
                     "name": "app", "image": "app:1",
                     "env": [{"name": "A", "value": "1"}, {"name": "IS_INJECTED", "value": "true"},
                             {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef":
-                                {"name": "p-barrier", "key": "p_1000"}}}],
+                                {"name": "p-barrier", "key": "p_1000"}}},
+                            {"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                            {"name": "T", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['t']"}}}],
                     "resources": {"requests": {"cpu": "100m"}},
                     "livenessProbe": {"exec": {"command": ["true"]}},
                     "lifecycle": {"postStart": {"exec": {"command": ["true"]}},
@@ -342,7 +355,8 @@ mod tests {
                         "name": "app", "image": "app:1",
                         "env": [{"name": "IS_INJECTED", "value": "true"},
                                 {"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef":
-                                    {"name": "p-barrier", "key": "p_1000"}}}],
+                                    {"name": "p-barrier", "key": "p_1000"}}},
+                                {"name": "T", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['t']"}}}],
                         "lifecycle": {"preStop": {"httpGet": {"path": "/quit", "port": "http"}}},
                         "ports": [{"name": "http", "containerPort": 80}]
                     }],

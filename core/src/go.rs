@@ -49,6 +49,22 @@ fn atoi_error(s: &str, why: &str) -> String {
     format!("strconv.Atoi: parsing {}: {why}", quote(s))
 }
 
+/// Appends `s` as a JSON string the way Go's `encoding/json` writes it: serde_json's escaping plus
+/// `<`, `>`, `&`, U+2028 and U+2029 as `\u` escapes.
+pub fn json_string(s: &str, out: &mut String) {
+    let quoted = serde_json::Value::String(s.to_owned()).to_string();
+    for c in quoted.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,10 +15,11 @@
 //! * [`owner`]: ownerReference chains and workload lookups.
 //!
 //! Beside them, the rules themselves: [`intstr`], [`selector`], [`names`], [`ordinals`], [`pod_state`],
-//! [`quantity`], [`cron`] (schedules), [`resource_version`], [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`]
+//! [`quantity`], [`cron`] (schedules), [`containermeta`] (env fed from metadata), [`resource_version`], [`pub_protection`], [`sidecarset`], [`workload_spread`], [`settings`]
 //! and [`feature_gates`]; and [`documents`], objects in YAML or JSON text (the `--objects` loader without
 //! the files).
 
+pub mod containermeta;
 pub mod cron;
 pub mod decode;
 pub mod derived;

@@ -3,7 +3,7 @@
 //! each request; the SidecarSet controller runs it (dry) before it updates a pod, so a protected pod waits
 //! instead of drawing a refusal.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -17,6 +17,11 @@ use kruise_api::policy_v1beta1::{
 use crate::pod_state::{annotation, is_ready_for_pub, is_state_consistent};
 use crate::view::StatusChange;
 use crate::{StatusWrite, WriteTarget, selector::selects_non_empty, view::ClusterView};
+
+/// How long a disruption admitted by the webhook may take to show (the pod deleted or evicted).
+pub const DELETION_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long an in-place update admitted by the webhook counts the pod unavailable.
+pub const UPDATED_DELAY_CHECK: Duration = Duration::from_secs(10);
 
 /// Most entries `disruptedPods` and `unavailablePods` may hold together before every request is denied.
 pub const MAX_RECORDED_PODS: usize = 2000;
@@ -88,6 +93,35 @@ impl BudgetSpend {
         };
         recorded.insert(self.pod.clone(), self.at.clone());
     }
+}
+
+/// Drops the spends admission recorded that are past their timeout and gives back the unit each took:
+/// what the controller's recount does when the pods never change (standalone `kruise serve`, which has
+/// no controller, runs this instead). Returns how many it dropped.
+pub fn expire_spends(status: &mut PodUnavailableBudgetStatus, now: Timestamp) -> usize {
+    let mut dropped = 0;
+    for (records, timeout) in [
+        (&mut status.disrupted_pods, DELETION_TIMEOUT),
+        (&mut status.unavailable_pods, UPDATED_DELAY_CHECK),
+    ] {
+        if let Some(records) = records {
+            let before = records.len();
+            records.retain(|_, at| !crate::workload_spread::past(at, timeout, now));
+            dropped += before - records.len();
+        }
+    }
+    status.unavailable_allowed += dropped as i32;
+    dropped
+}
+
+/// True when [`expire_spends`] would drop something.
+pub fn has_expired_spends(status: &PodUnavailableBudgetStatus, now: Timestamp) -> bool {
+    let any = |m: &Option<BTreeMap<String, Time>>, timeout| {
+        m.iter()
+            .flatten()
+            .any(|(_, at)| crate::workload_spread::past(at, timeout, now))
+    };
+    any(&status.disrupted_pods, DELETION_TIMEOUT) || any(&status.unavailable_pods, UPDATED_DELAY_CHECK)
 }
 
 /// The PUB a pod names: `pub.kruise.io/related-pub`, else the deprecated `kruise.io/related-pub`.

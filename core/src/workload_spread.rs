@@ -2,9 +2,10 @@
 //! counted under (OpenKruise `pkg/util/workloadspread` `GetPodVersion`), a version's subset statuses
 //! before any is recorded, and how admission records one pod in a subset.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, time::Duration};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::apps_v1beta1::{WorkloadSpread, WorkloadSpreadStatus, WorkloadSpreadSubsetStatus};
 
 use crate::{
@@ -12,6 +13,11 @@ use crate::{
     names::{CONTROLLER_REVISION_HASH_LABEL, POD_TEMPLATE_HASH_LABEL},
     selector::LabelSource,
 };
+
+/// How long a `creatingPods` record waits for its pod (OpenKruise's controller drops it after).
+pub const CREATE_POD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a `deletingPods` record waits for its pod to go.
+pub const DELETE_POD_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The version of pods whose workload keeps no versioned subset statuses.
 pub const VERSION_IGNORED: &str = "versionIgnored";
@@ -112,6 +118,55 @@ impl SubsetRecord {
     }
 }
 
+/// True when `at` is more than `timeout` before `now`.
+pub(crate) fn past(at: &Time, timeout: Duration, now: Timestamp) -> bool {
+    at.0.checked_add(SignedDuration::try_from(timeout).unwrap_or(SignedDuration::MAX))
+        .is_ok_and(|expiry| expiry < now)
+}
+
+/// Drops the records admission made that are past their timeout and gives back what each took: what
+/// the controller's pass does to them when their pods never show up or go. Standalone `kruise serve`
+/// has no controller and its pods never change, so it runs this instead. Returns how many it dropped.
+pub fn expire_records(status: &mut WorkloadSpreadStatus, now: Timestamp) -> usize {
+    let mut dropped = 0;
+    let versions = status
+        .versioned_subset_statuses
+        .iter_mut()
+        .flat_map(|v| v.values_mut());
+    for subset in versions.flatten() {
+        if let Some(creating) = &mut subset.creating_pods {
+            let before = creating.len();
+            creating.retain(|_, at| !past(at, CREATE_POD_TIMEOUT, now));
+            let gone = (before - creating.len()) as i32;
+            if subset.missing_replicas >= 0 {
+                subset.missing_replicas += gone;
+            }
+            dropped += before - creating.len();
+        }
+        if let Some(deleting) = &mut subset.deleting_pods {
+            let before = deleting.len();
+            deleting.retain(|_, at| !past(at, DELETE_POD_TIMEOUT, now));
+            let gone = (before - deleting.len()) as i32;
+            if subset.missing_replicas >= 0 {
+                subset.missing_replicas = (subset.missing_replicas - gone).max(0);
+            }
+            dropped += before - deleting.len();
+        }
+    }
+    dropped
+}
+
+/// True when [`expire_records`] would drop something.
+pub fn has_expired_records(status: &WorkloadSpreadStatus, now: Timestamp) -> bool {
+    let versions = status.versioned_subset_statuses.iter().flat_map(|v| v.values());
+    versions.flatten().any(|s| {
+        let any = |m: &Option<BTreeMap<String, Time>>, timeout| {
+            m.iter().flatten().any(|(_, at)| past(at, timeout, now))
+        };
+        any(&s.creating_pods, CREATE_POD_TIMEOUT) || any(&s.deleting_pods, DELETE_POD_TIMEOUT)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -177,5 +232,46 @@ mod tests {
         let list = &status.versioned_subset_statuses.as_ref().unwrap()["v1"];
         assert_eq!(list[0].missing_replicas, 1);
         assert_eq!(list[0].deleting_pods.as_ref().unwrap()["p0"], at);
+    }
+
+    #[test]
+    fn expired_records_give_back_what_they_took() {
+        let now = Timestamp::from_second(1_700_000_100).unwrap();
+        let ago = |s: i64| Time(Timestamp::from_second(1_700_000_100 - s).unwrap());
+        let subset = WorkloadSpreadSubsetStatus {
+            name: "a".into(),
+            missing_replicas: 1,
+            creating_pods: Some(BTreeMap::from([("old".into(), ago(31)), ("new".into(), ago(29))])),
+            deleting_pods: Some(BTreeMap::from([
+                ("gone".into(), ago(16)),
+                ("going".into(), ago(14)),
+            ])),
+            ..Default::default()
+        };
+        let unlimited = WorkloadSpreadSubsetStatus {
+            name: "b".into(),
+            missing_replicas: -1,
+            ..Default::default()
+        };
+        let mut status = WorkloadSpreadStatus {
+            versioned_subset_statuses: Some(BTreeMap::from([("v1".into(), vec![subset, unlimited])])),
+            ..Default::default()
+        };
+        assert!(has_expired_records(&status, now));
+        assert_eq!(expire_records(&mut status, now), 2);
+        let list = &status.versioned_subset_statuses.as_ref().unwrap()["v1"];
+        // +1 for the booking that never showed, −1 for the deletion that never happened.
+        assert_eq!(list[0].missing_replicas, 1);
+        assert_eq!(
+            list[0].creating_pods.as_ref().unwrap().keys().collect::<Vec<_>>(),
+            ["new"]
+        );
+        assert_eq!(
+            list[0].deleting_pods.as_ref().unwrap().keys().collect::<Vec<_>>(),
+            ["going"]
+        );
+        assert_eq!(list[1].missing_replicas, -1);
+        assert!(!has_expired_records(&status, now));
+        assert_eq!(expire_records(&mut status, now), 0);
     }
 }

@@ -156,6 +156,7 @@ fn bench(c: &mut Criterion) {
         revisions: &revisions,
         pvcs: &[],
         now,
+        env_from_metadata: true,
     };
     let expectations = Expectations::default();
     let first = plan(&input, &expectations).unwrap();

@@ -116,17 +116,7 @@ fn write_go_json(value: &Value, out: &mut String) {
 }
 
 fn write_go_string(s: &str, out: &mut String) {
-    let quoted = Value::String(s.to_owned()).to_string();
-    for c in quoted.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
+    kruise_core::go::json_string(s, out);
 }
 
 /// The revision data of a workload whose revisions hold its pod template: the template with the

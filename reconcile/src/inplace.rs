@@ -11,19 +11,25 @@ use kruise_api::PodRecord;
 use kruise_api::common::{IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY};
 use serde_json::{Map, Value, json};
 
+use kruise_core::containermeta::{self, MetaField};
+
 use crate::lifecycle;
 use crate::pods::{self, CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
 use crate::rfc3339::rfc3339;
 
+mod env_meta;
 mod hooked;
 mod refresh;
 mod state;
+
+pub use env_meta::{agent_serves, env_completed, for_pod};
 
 pub use hooked::{BadLifecycleState, start_hooked};
 pub(crate) use refresh::patch;
 pub use refresh::{Refreshed, refresh_in_place};
 pub use state::{
-    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, StateText, UpdateSpec,
+    ContainerBatch, InPlaceUpdateState, LastContainerStatus, PreCheckBeforeNext, RefMetadata, StateText,
+    UpdateSpec,
 };
 
 /// The legacy state annotation, removed on every in-place update.
@@ -37,11 +43,13 @@ pub enum NotInPlace {
     /// Something other than container images and template labels/annotations changed.
     SpecChanged,
     /// A changed label/annotation feeds a container env (`valueFrom.fieldRef`). Kubelet only resolves
-    /// such env at container start and kruise-rs has no node agent to restart the container, so the
-    /// pod must be recreated (or restarted by someone) for the new value to reach the container.
+    /// such env at container start, so the container must restart: in place when the node agent serves
+    /// the pod ([`for_pod`] gives `spec` then), else the pod is recreated.
     EnvFromMetadata {
         /// The containers whose env reads a changed key.
         containers: Vec<String>,
+        /// The in-place update that restarts them (`updateEnvFromMetadata`).
+        spec: Box<UpdateSpec>,
     },
 }
 
@@ -101,11 +109,12 @@ pub fn calculate_spec(
     );
     let mut meta = Map::new();
     let mut restart = Vec::new();
-    for (field, path, before, after) in [
-        ("labels", "metadata.labels", &om.labels, &nm.labels),
+    let mut ref_metadata: BTreeMap<String, RefMetadata> = BTreeMap::new();
+    for (field, kind, before, after) in [
+        ("labels", MetaField::Labels, &om.labels, &nm.labels),
         (
             "annotations",
-            "metadata.annotations",
+            MetaField::Annotations,
             &om.annotations,
             &nm.annotations,
         ),
@@ -116,20 +125,28 @@ pub fn calculate_spec(
         );
         let mut diff = Map::new();
         for (k, v) in &after {
-            if before.get(k) != Some(v) {
-                diff.insert(k.clone(), json!(v));
-                let field_path = format!("{path}['{k}']");
-                for c in &new_spec.containers {
-                    let reads = c.env.iter().flatten().any(|e| {
-                        e.value_from
-                            .as_ref()
-                            .and_then(|f| f.field_ref.as_ref())
-                            .is_some_and(|f| f.field_path == field_path)
-                    });
-                    if reads && !restart.contains(&c.name) {
-                        restart.push(c.name.clone());
-                    }
+            if before.get(k) == Some(v) {
+                continue;
+            }
+            let mut read = false;
+            for c in &new_spec.containers {
+                if !containermeta::env_reads(c.env.as_deref().unwrap_or_default(), kind, k) {
+                    continue;
                 }
+                read = true;
+                if !restart.contains(&c.name) {
+                    restart.push(c.name.clone());
+                }
+                let entry = ref_metadata.entry(c.name.clone()).or_default();
+                let map = match kind {
+                    MetaField::Labels => &mut entry.labels,
+                    MetaField::Annotations => &mut entry.annotations,
+                };
+                map.insert(k.clone(), v.clone());
+            }
+            // A key some env reads is applied with its containers' batch, not with the rest.
+            if !read {
+                diff.insert(k.clone(), json!(v));
             }
         }
         for k in before.keys().filter(|k| !after.contains_key(*k)) {
@@ -139,15 +156,21 @@ pub fn calculate_spec(
             meta.insert(field.into(), Value::Object(diff));
         }
     }
-    if !restart.is_empty() {
-        return Err(NotInPlace::EnvFromMetadata { containers: restart });
-    }
-    Ok(UpdateSpec {
+    let spec = UpdateSpec {
         revision: revision.into(),
         container_images: images,
+        update_env_from_metadata: !ref_metadata.is_empty(),
+        container_ref_metadata: ref_metadata,
         meta_data_patch: (!meta.is_empty()).then(|| json!({ "metadata": meta })),
         grace_seconds: 0,
-    })
+    };
+    if !restart.is_empty() {
+        return Err(NotInPlace::EnvFromMetadata {
+            containers: restart,
+            spec: Box::new(spec),
+        });
+    }
+    Ok(spec)
 }
 
 /// Merges JSON object `b` into `a` (objects recursively, anything else replaced).
@@ -180,16 +203,18 @@ pub fn container_priority(pod: &PodRecord, container: &str) -> Option<i64> {
 }
 
 /// `PatchSpecToPod` for one batch: the containers without priority plus those at the highest priority
-/// among `images`; the rest go to `next_container_images`. Returns the pod patch (images, metadata and
+/// among those with a new image or changed env metadata (and, to a fixpoint, those sharing a changed
+/// key with them); the rest go to the state's `next*` maps. Returns the pod patch (images, metadata and
 /// the re-serialised state annotation).
 pub fn patch_batch(
     pod: &PodRecord,
     images: &BTreeMap<String, String>,
+    ref_metadata: &BTreeMap<String, RefMetadata>,
     meta_patch: Option<&Value>,
     state: &mut InPlaceUpdateState,
     now: Timestamp,
 ) -> Value {
-    let containers = apply_batch(pod, images, state, now);
+    let (containers, batch_meta) = apply_batch(pod, images, ref_metadata, state, now);
     let mut annotations = Map::new();
     annotations.insert(IN_PLACE_UPDATE_STATE_KEY.into(), Value::String(state_json(state)));
     let mut patch = Map::new();
@@ -203,6 +228,9 @@ pub fn patch_batch(
     let mut patch = Value::Object(patch);
     if let Some(meta) = meta_patch {
         merge(&mut patch, meta.clone());
+    }
+    if let Some(meta) = batch_meta {
+        merge(&mut patch, meta);
     }
     patch
 }
@@ -220,25 +248,57 @@ fn state_json(state: &InPlaceUpdateState) -> String {
     serde_json::to_string(state).unwrap_or_default()
 }
 
-/// Picks the batch, records it in `state`, and returns the container entries of the patch.
+/// Picks the batch, records it in `state`, and returns the container entries of the patch and the
+/// batch's labels/annotations (`{"metadata": …}`).
 fn apply_batch(
     pod: &PodRecord,
     images: &BTreeMap<String, String>,
+    ref_metadata: &BTreeMap<String, RefMetadata>,
     state: &mut InPlaceUpdateState,
     now: Timestamp,
-) -> Vec<Value> {
-    let top = images.keys().filter_map(|c| container_priority(pod, c)).max();
+) -> (Vec<Value>, Option<Value>) {
+    let changed: std::collections::BTreeSet<&String> = images.keys().chain(ref_metadata.keys()).collect();
+    let top = changed.iter().filter_map(|c| container_priority(pod, c)).max();
+    let mut batch: std::collections::BTreeSet<&String> = changed
+        .iter()
+        .copied()
+        .filter(|c| {
+            let p = container_priority(pod, c);
+            p.is_none() || p == top
+        })
+        .collect();
+    // A lower-priority container reading a key the batch changes must restart with it.
+    loop {
+        let shares = |m: &RefMetadata, b: &RefMetadata| {
+            m.labels.keys().any(|k| b.labels.contains_key(k))
+                || m.annotations.keys().any(|k| b.annotations.contains_key(k))
+        };
+        let joining: Vec<&String> = ref_metadata
+            .iter()
+            .filter(|(c, m)| {
+                !batch.contains(c)
+                    && batch
+                        .iter()
+                        .filter_map(|b| ref_metadata.get(*b))
+                        .any(|b| shares(m, b))
+            })
+            .map(|(c, _)| c)
+            .collect();
+        if joining.is_empty() {
+            break;
+        }
+        batch.extend(joining);
+    }
     let statuses = pod
         .status
         .as_ref()
         .and_then(|s| s.container_statuses.as_deref())
         .unwrap_or_default();
     let mut containers = Vec::with_capacity(images.len());
-    let mut names = Vec::with_capacity(images.len());
     state.next_container_images.clear();
+    state.next_container_ref_metadata.clear();
     for (name, image) in images {
-        let p = container_priority(pod, name);
-        if p.is_some() && p != top {
+        if !batch.contains(name) {
             state.next_container_images.insert(name.clone(), image.clone());
             continue;
         }
@@ -254,16 +314,44 @@ fn apply_batch(
         state
             .last_container_statuses
             .insert(name.clone(), LastContainerStatus { image_id });
-        names.push(name.clone());
     }
-    state.pre_check_before_next = (!state.next_container_images.is_empty()).then(|| PreCheckBeforeNext {
+    let (mut labels, mut annotations) = (Map::new(), Map::new());
+    for (name, meta) in ref_metadata {
+        if !batch.contains(name) {
+            state
+                .next_container_ref_metadata
+                .insert(name.clone(), meta.clone());
+            continue;
+        }
+        labels.extend(
+            meta.labels
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone()))),
+        );
+        annotations.extend(
+            meta.annotations
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone()))),
+        );
+    }
+    let mut metadata = Map::new();
+    if !labels.is_empty() {
+        metadata.insert("labels".into(), Value::Object(labels));
+    }
+    if !annotations.is_empty() {
+        metadata.insert("annotations".into(), Value::Object(annotations));
+    }
+    let names: Vec<String> = batch.into_iter().cloned().collect();
+    let parked = !state.next_container_images.is_empty() || !state.next_container_ref_metadata.is_empty();
+    state.pre_check_before_next = parked.then(|| PreCheckBeforeNext {
         containers_required_ready: names.clone(),
     });
     state.container_batches_record.push(ContainerBatch {
         timestamp: Time(now),
         containers: names,
     });
-    containers
+    let meta = (!metadata.is_empty()).then(|| object([("metadata", Value::Object(metadata))]));
+    (containers, meta)
 }
 
 /// The pod's in-place state, if any (an unreadable one counts as none).
@@ -290,6 +378,7 @@ pub fn begin(
 ) -> Value {
     let mut state = InPlaceUpdateState {
         update_images: !spec.container_images.is_empty(),
+        update_env_from_metadata: spec.update_env_from_metadata,
         ..InPlaceUpdateState::new(&spec.revision, now)
     };
     let mut labels = Map::new();
@@ -307,9 +396,16 @@ pub fn begin(
         lifecycle::add_state(&mut labels, &mut annotations, lifecycle_state, now);
     }
     let mut containers = Vec::new();
+    let mut batch_meta = None;
     if grace_seconds <= 0 {
         annotations.insert(IN_PLACE_UPDATE_GRACE_KEY.into(), Value::Null);
-        containers = apply_batch(pod, &spec.container_images, &mut state, now);
+        (containers, batch_meta) = apply_batch(
+            pod,
+            &spec.container_images,
+            &spec.container_ref_metadata,
+            &mut state,
+            now,
+        );
     } else {
         let grace = UpdateSpec {
             grace_seconds,
@@ -337,6 +433,9 @@ pub fn begin(
         && let Some(meta) = &spec.meta_data_patch
     {
         merge(&mut patch, meta.clone());
+    }
+    if let Some(meta) = batch_meta {
+        merge(&mut patch, meta);
     }
     patch
 }
@@ -378,9 +477,13 @@ pub fn has_gate(pod: &PodRecord) -> bool {
         .is_some_and(|g| g.iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY))
 }
 
-/// `defaultCheckContainersInPlaceUpdateCompleted`, image part: every container of an applied batch has
-/// a new imageID, or reports the spec image (`:latest` added to a tag-less one).
+/// `defaultCheckContainersInPlaceUpdateCompleted`: with env fed from metadata, the node agent reports
+/// every container restarted with the pod's current values ([`env_completed`]); and every container of
+/// an applied batch has a new imageID, or reports the spec image (`:latest` added to a tag-less one).
 pub fn containers_completed(pod: &PodRecord, state: &InPlaceUpdateState) -> bool {
+    if state.update_env_from_metadata && !env_completed(pod) {
+        return false;
+    }
     let statuses = pod
         .status
         .as_ref()
@@ -441,7 +544,11 @@ impl<'a> Completion<'a> {
             .or_insert_with(|| serde_json::from_str(text).ok());
         match state {
             None => true,
-            Some(state) => state.next_container_images.is_empty() && containers_completed(pod, state),
+            Some(state) => {
+                state.next_container_images.is_empty()
+                    && state.next_container_ref_metadata.is_empty()
+                    && containers_completed(pod, state)
+            }
         }
     }
 }

@@ -28,10 +28,7 @@ use crate::{
     pods,
 };
 
-/// How long a disruption admitted by the webhook may take to show (the pod deleted or evicted).
-pub const DELETION_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long an in-place update admitted by the webhook counts the pod unavailable.
-pub const UPDATED_DELAY_CHECK: Duration = Duration::from_secs(10);
+pub use kruise_core::pub_protection::{DELETION_TIMEOUT, UPDATED_DELAY_CHECK};
 
 /// The pods a budget must keep available.
 pub fn desired_available(budget: &PodUnavailableBudget, expected: i32) -> Result<i32, InvalidIntOrPercent> {

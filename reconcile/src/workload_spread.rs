@@ -50,10 +50,7 @@ pub mod adopt;
 mod deletion_cost;
 pub mod reschedule;
 
-/// How long a webhook's creatingPods record waits for its pod.
-pub const CREATE_POD_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a webhook's deletingPods record waits for its pod to go.
-pub const DELETE_POD_TIMEOUT: Duration = Duration::from_secs(15);
+pub use kruise_core::workload_spread::{CREATE_POD_TIMEOUT, DELETE_POD_TIMEOUT};
 /// Pods matching no subset of the spec.
 pub const FAKE_SUBSET: &str = "kruise.io/workloadspread-fake-subset-name";
 /// The version of pods whose workload has no versioned status.

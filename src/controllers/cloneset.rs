@@ -349,8 +349,13 @@ impl Reconciler for State {
 pub async fn run(context: Context) {
     let state = State {
         recorder: Recorder::new(context.client.clone(), reporter()),
+        options: Options {
+            env_from_metadata: context
+                .settings
+                .enabled(kruise_core::Gate::InPlaceUpdateEnvFromMetadata),
+            ..Options::default()
+        },
         context: context.clone(),
-        options: Options::default(),
     };
     control_loop::run(context, state).await;
 }

@@ -153,6 +153,10 @@ async fn pass(
         revisions: &revisions,
         pvcs: &claims,
         now,
+        env_from_metadata: state
+            .context
+            .settings
+            .enabled(kruise_core::Gate::InPlaceUpdateEnvFromMetadata),
     };
     let plan = kruise_reconcile::statefulset::plan(&input, &expectations).map_err(|e| Error::Invalid {
         what: "StatefulSet",

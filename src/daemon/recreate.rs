@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-mod hook;
+pub(crate) mod hook;
 mod sync;
 
 /// A pod: namespace and name.

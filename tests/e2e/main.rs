@@ -30,6 +30,7 @@ mod playground_cri;
 mod playground_crr;
 mod playground_daemonset;
 mod playground_e2e;
+mod playground_envmeta;
 mod playground_ephemeraljob;
 mod playground_failover;
 mod playground_image_pull;

@@ -2,6 +2,7 @@
 
 use std::{collections::BTreeMap, sync::Arc};
 
+use k8s_openapi::jiff::Timestamp;
 use kruise_api::{apps_v1beta1::WorkloadSpread, policy_v1beta1::PodUnavailableBudget};
 use serde_json::Value;
 
@@ -14,6 +15,8 @@ use super::{
 use crate::{
     decode::{self, DecodeError},
     kinds::{Backend, ForKind, ForKindMut, Kind, Kinds, Registered},
+    pub_protection::{expire_spends, has_expired_spends},
+    workload_spread::{expire_records, has_expired_records},
 };
 
 /// Objects of one type keyed by (namespace, name); cluster-scoped objects use an empty namespace.
@@ -218,6 +221,37 @@ impl ForKindMut<InMemory> for ApplyStatus<'_> {
     }
 }
 
+/// Runs `expire` on every object `due` selects, bumping its resourceVersion; the sum of what it returns.
+fn expire_in<K: Registered>(
+    store: &mut ObjectMap<K>,
+    due: impl Fn(&K) -> bool,
+    expire: impl Fn(&mut K) -> usize,
+) -> usize {
+    let keys: Vec<(String, String)> = store
+        .all()
+        .filter(|o| due(o))
+        .map(|o| {
+            let meta = o.meta();
+            (
+                meta.namespace.clone().unwrap_or_default(),
+                meta.name.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let mut dropped = 0;
+    for (namespace, name) in keys {
+        dropped += store
+            .update(&namespace, &name, |object| {
+                let meta = object.meta_mut();
+                let next = next_resource_version(meta.resource_version.as_deref().unwrap_or(""));
+                meta.resource_version = Some(next);
+                expire(object)
+            })
+            .unwrap_or(0);
+    }
+    dropped
+}
+
 /// Changes the stored `K` named by `write` in place, as the apiserver would: it must still be at the
 /// write's resourceVersion, which is then bumped.
 fn change_in_place<K: Registered>(
@@ -323,6 +357,25 @@ impl MemoryView {
         let updated = replace_status((*current).clone(), write, status)?;
         map.insert(&t.namespace, &t.name, updated);
         Ok(())
+    }
+
+    /// Drops the WorkloadSpread and PodUnavailableBudget records admission made that are past their
+    /// timeouts, giving back what they took ([`expire_records`], [`expire_spends`]): the controllers do
+    /// this in a cluster; standalone `kruise serve` calls it periodically. Returns how many it dropped.
+    pub fn expire_admission_records(&mut self, now: Timestamp) -> usize {
+        let spreads = WorkloadSpread::store_mut(&mut self.kinds);
+        let mut dropped = expire_in(
+            spreads,
+            |ws| ws.status.as_ref().is_some_and(|s| has_expired_records(s, now)),
+            |ws| expire_records(ws.status.get_or_insert_with(Default::default), now),
+        );
+        let budgets = PodUnavailableBudget::store_mut(&mut self.kinds);
+        dropped += expire_in(
+            budgets,
+            |b| b.status.as_ref().is_some_and(|s| has_expired_spends(s, now)),
+            |b| expire_spends(b.status.get_or_insert_with(Default::default), now),
+        );
+        dropped
     }
 
     /// Raw objects of a kind that is not registered.

@@ -185,3 +185,36 @@ fn registered_kinds_are_counted_as_custom_resources() {
     );
     assert_eq!(view.custom_resource_count("apps.kruise.io", "CloneSet"), Some(0));
 }
+
+#[test]
+fn records_past_their_timeouts_are_expired_in_place() {
+    let mut view = budget_view();
+    view.add(
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+        "metadata": {"name": "zones", "namespace": "shop", "resourceVersion": "3"},
+        "spec": {"subsets": [{"name": "a", "maxReplicas": 3}]},
+        "status": {"versionedSubsetStatuses": {"versionIgnored": [{"name": "a", "missingReplicas": 1,
+            "creatingPods": {"p1": "2023-11-14T22:13:20Z", "p2": "2023-11-14T22:14:00Z"}}]}}}),
+    )
+    .unwrap();
+    view.apply_status(&spend("web-0", "7")).unwrap();
+    let at = |s: i64| k8s_openapi::jiff::Timestamp::from_second(1_700_000_000 + s).unwrap();
+    // p1 was booked at +0, p2 at +40, web-0 spent at +0.
+    assert_eq!(view.expire_admission_records(at(20)), 0, "nothing is due yet");
+    assert_eq!(view.expire_admission_records(at(31)), 2, "p1 and web-0");
+    let ws = &view.workload_spreads("shop")[0];
+    let subset = &ws
+        .status
+        .as_ref()
+        .unwrap()
+        .versioned_subset_statuses
+        .as_ref()
+        .unwrap()["versionIgnored"][0];
+    assert_eq!(subset.missing_replicas, 2);
+    assert_eq!(subset.creating_pods.as_ref().unwrap().len(), 1);
+    assert_eq!(ws.metadata.resource_version.as_deref(), Some("4"));
+    let budget = view.pod_unavailable_budgets("shop")[0].status.clone().unwrap();
+    assert_eq!(budget.unavailable_allowed, 1, "the unit is back");
+    assert!(budget.disrupted_pods.unwrap().is_empty());
+    assert_eq!(view.expire_admission_records(at(71)), 1, "p2");
+}

@@ -342,16 +342,15 @@ fn merge_update(def: &ResourceDef, current: &Value, obj: Value, mode: UpdateMode
                     new.as_object_mut().map(|m| m.remove("status"));
                 }
             }
-            // kube-apiserver's pod status strategy keeps the request's labels and annotations
-            // (PodProbeMarker marks pods in the same pods/status write as their condition).
-            if def.group.is_empty() && def.plural == "pods" {
-                for key in ["labels", "annotations"] {
-                    match obj["metadata"].get(key) {
-                        Some(v) if !v.is_null() => new["metadata"][key] = v.clone(),
-                        _ => {
-                            new["metadata"].as_object_mut().map(|m| m.remove(key));
-                        }
-                    }
+            // Pods' status strategy keeps the request's labels and annotations (kube-apiserver resets
+            // only the spec and a few metadata fields): node agents report through pods/status.
+            if def.plural == "pods" {
+                for k in ["labels", "annotations"] {
+                    let m = meta::metadata_mut(&mut new);
+                    match obj["metadata"].get(k) {
+                        Some(v) if !v.is_null() => m.insert(k.into(), v.clone()),
+                        _ => m.remove(k),
+                    };
                 }
             }
             new

@@ -268,6 +268,40 @@ async fn generation_and_status_subresource() {
     assert_eq!(status.metadata.generation, Some(2));
     let scale = deployments.get_scale("d").await.unwrap();
     assert_eq!(scale.spec.unwrap().replicas, Some(3));
+    assert_eq!(
+        status.metadata.labels.unwrap().get("x").map(String::as_str),
+        Some("y")
+    );
+    let unlabelled = deployments
+        .patch_status(
+            "d",
+            &pp,
+            &Patch::Merge(json!({"metadata": {"labels": {"x": "z"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        unlabelled.metadata.labels.unwrap()["x"],
+        "y",
+        "a Deployment's status subresource ignores metadata"
+    );
+    // Pods' status strategy keeps labels and annotations: node agents report through pods/status.
+    let pods: Api<Pod> = Api::default_namespaced(pg.client().await.unwrap());
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}}))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    let reported = pods
+        .patch_status(
+            "p",
+            &pp,
+            &Patch::Strategic(json!({"metadata": {"annotations": {"a": "1"}},
+                "spec": {"nodeName": "elsewhere"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reported.metadata.annotations.unwrap()["a"], "1");
+    assert_eq!(reported.spec.unwrap().node_name, None, "but not the spec");
     pg.shutdown().await;
 }
 

@@ -20,6 +20,9 @@ pub struct Options {
     pub preparing_update_as_update: bool,
     /// Flag `--cloneset-scaling-exclude-preparing-delete`.
     pub scaling_exclude_preparing_delete: bool,
+    /// Gates `KruiseDaemon` and `InPlaceUpdateEnvFromMetadata` (default on): a change of env fed from
+    /// metadata is applied in place on pods a node agent serves (docs/env-from-metadata.md).
+    pub env_from_metadata: bool,
 }
 
 /// The resolved inputs of one reconcile.

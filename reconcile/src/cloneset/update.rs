@@ -25,10 +25,11 @@ pub enum UpdateError {
     #[error("find Pod {0} update strategy is InPlaceOnly but can not update in-place")]
     InPlaceOnly(String),
     /// InPlaceOnly, and a changed label/annotation feeds container env: it needs a container restart,
-    /// which only a node agent can do.
+    /// which only the node agent can do, and none serves the pod (or the gates are off).
     #[error(
         "Pod {pod} needs containers {containers:?} restarted to pick up env from changed metadata; \
-         kruise-rs has no node agent, recreate the pod or use InPlaceIfPossible"
+         no node agent serves it (no apps.kruise.io/runtime-containers-meta, or gate \
+         InPlaceUpdateEnvFromMetadata off), recreate the pod or use InPlaceIfPossible"
     )]
     NeedsRestart {
         /// Pod name.
@@ -291,9 +292,10 @@ fn update_pod<'a>(
     } else {
         None
     };
-    match verdict.unwrap_or(&Err(NotInPlace::SpecChanged)) {
+    let verdict = verdict.unwrap_or(&Err(NotInPlace::SpecChanged));
+    match inplace::for_pod(verdict, pod, ctx.options.env_from_metadata) {
         Ok(spec) => in_place(ctx, pod, spec, &mut shared.texts, &mut shared.not_ready),
-        Err(NotInPlace::EnvFromMetadata { containers })
+        Err(NotInPlace::EnvFromMetadata { containers, .. })
             if policy == CloneSetPodUpdateStrategyType::InPlaceOnly =>
         {
             Err(UpdateError::NeedsRestart {
@@ -324,18 +326,19 @@ fn update_pod<'a>(
 }
 
 /// The explicit word when an in-place policy recreates because env read from changed metadata needs
-/// a container restart that no node agent can do.
+/// a container restart and no node agent serves the pod.
 fn recreate_notice(why: &NotInPlace, pod: &str, policy: &CloneSetPodUpdateStrategyType) -> Option<Action> {
     match (why, policy) {
-        (NotInPlace::EnvFromMetadata { containers }, CloneSetPodUpdateStrategyType::InPlaceIfPossible) => {
-            Some(Action::normal(
-                "RecreateForEnvFromMetadata",
-                format!(
-                    "pod {pod}: containers {containers:?} read changed labels/annotations into env; \
-                     they need a restart, so the pod is recreated"
-                ),
-            ))
-        }
+        (
+            NotInPlace::EnvFromMetadata { containers, .. },
+            CloneSetPodUpdateStrategyType::InPlaceIfPossible,
+        ) => Some(Action::normal(
+            "RecreateForEnvFromMetadata",
+            format!(
+                "pod {pod}: containers {containers:?} read changed labels/annotations into env; \
+                     they need a restart and no node agent serves the pod, so the pod is recreated"
+            ),
+        )),
         _ => None,
     }
 }

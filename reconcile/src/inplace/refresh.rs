@@ -71,6 +71,7 @@ pub fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
         let mut p = inplace::patch_batch(
             pod,
             &spec.container_images,
+            &spec.container_ref_metadata,
             spec.meta_data_patch.as_ref(),
             &mut state,
             now,
@@ -99,7 +100,7 @@ pub fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
         if !inplace::containers_completed(pod, &state) {
             return out;
         }
-        if !state.next_container_images.is_empty() {
+        if !state.next_container_images.is_empty() || !state.next_container_ref_metadata.is_empty() {
             let statuses = pod
                 .status
                 .as_ref()
@@ -117,7 +118,8 @@ pub fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
                 return out;
             }
             let next = std::mem::take(&mut state.next_container_images);
-            let mut p = inplace::patch_batch(pod, &next, None, &mut state, now);
+            let next_meta = std::mem::take(&mut state.next_container_ref_metadata);
+            let mut p = inplace::patch_batch(pod, &next, &next_meta, None, &mut state, now);
             if let Some(rv) = &pod.metadata.resource_version {
                 inplace::merge(&mut p, json!({"metadata": {"resourceVersion": rv}}));
             }

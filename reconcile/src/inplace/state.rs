@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// What an in-place update changes (`UpdateSpec`; also the JSON of the grace annotation).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UpdateSpec {
     /// Target revision name.
@@ -17,12 +17,30 @@ pub struct UpdateSpec {
     /// New image per container name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub container_images: BTreeMap<String, String>,
+    /// Per container, the changed labels/annotations its env reads (applied with its batch).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub container_ref_metadata: BTreeMap<String, RefMetadata>,
     /// Strategic-merge patch of the pod metadata (`{"metadata":{…}}`), base64 in JSON like Go `[]byte`.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "base64_json")]
     pub meta_data_patch: Option<Value>,
+    /// Containers must restart for env fed from changed metadata (only the node agent can do that).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub update_env_from_metadata: bool,
     /// Seconds to wait between marking the pod not ready and changing containers.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub grace_seconds: i32,
+}
+
+/// The labels and annotations a container's env reads that an update changes (OpenKruise keeps an
+/// `ObjectMeta` per container; only these two fields are ever set).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RefMetadata {
+    /// Labels.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
 }
 
 fn is_zero(v: &i32) -> bool {
@@ -100,6 +118,9 @@ pub struct InPlaceUpdateState {
     /// Images of later batches.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub next_container_images: BTreeMap<String, String>,
+    /// Labels/annotations of later batches.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub next_container_ref_metadata: BTreeMap<String, RefMetadata>,
     /// Containers that must be ready before the next batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pre_check_before_next: Option<PreCheckBeforeNext>,
@@ -119,6 +140,7 @@ impl InPlaceUpdateState {
             update_resources: false,
             update_images: false,
             next_container_images: BTreeMap::new(),
+            next_container_ref_metadata: BTreeMap::new(),
             pre_check_before_next: None,
             container_batches_record: Vec::new(),
         }

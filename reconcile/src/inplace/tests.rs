@@ -6,11 +6,11 @@ use k8s_openapi::api::core::v1::{
 };
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord};
 
-fn template() -> PodTemplateSpec {
+pub(super) fn template() -> PodTemplateSpec {
     cloneset(1).spec.template
 }
 
-fn env_from(path: &str) -> EnvVar {
+pub(super) fn env_from(path: &str) -> EnvVar {
     EnvVar {
         name: "FROM_META".into(),
         value: None,
@@ -98,26 +98,7 @@ fn what_can_be_updated_in_place() {
     }
 }
 
-#[test]
-fn a_changed_key_read_by_env_needs_a_restart() {
-    let mut old = template();
-    old.spec.as_mut().unwrap().containers[0].env = Some(vec![env_from("metadata.annotations['version']")]);
-    let mut new = old.clone();
-    new.metadata.as_mut().unwrap().annotations = Some([("version".to_string(), "2".to_string())].into());
-    assert_eq!(
-        calculate_spec(&old, &new, "r"),
-        Err(NotInPlace::EnvFromMetadata {
-            containers: vec!["app".into()]
-        })
-    );
-    new.metadata.as_mut().unwrap().annotations = Some([("other".to_string(), "2".to_string())].into());
-    assert!(
-        calculate_spec(&old, &new, "r").is_ok(),
-        "a key no env reads stays in place"
-    );
-}
-
-fn prioritised_pod() -> PodRecord {
+pub(super) fn prioritised_pod() -> PodRecord {
     let barrier = |n: i64| EnvVar {
         name: BARRIER_ENV.into(),
         value: None,
@@ -165,7 +146,7 @@ fn the_first_batch_is_the_unprioritised_and_highest_priority_containers() {
         .map(|n| (n.to_string(), format!("{n}:2")))
         .collect();
     let mut state = InPlaceUpdateState::new("r2", now());
-    let patch = patch_batch(&p, &images, None, &mut state, now());
+    let patch = patch_batch(&p, &images, &BTreeMap::new(), None, &mut state, now());
     assert_eq!(
         patch["spec"]["containers"],
         json!([{"name": "log", "image": "log:2"}, {"name": "redis", "image": "redis:2"}])
@@ -227,6 +208,7 @@ fn the_grace_annotation_round_trips_with_a_base64_metadata_patch() {
         container_images: [("app".to_string(), "app:2".to_string())].into(),
         meta_data_patch: Some(json!({"metadata": {"labels": {"a": "b"}}})),
         grace_seconds: 30,
+        ..Default::default()
     };
     let text = serde_json::to_string(&spec).unwrap();
     assert_eq!(

@@ -58,6 +58,8 @@ pub struct Ctx<'a> {
     pub revisions: &'a [ControllerRevision],
     /// Now.
     pub now: Timestamp,
+    /// In-place updates of env fed from metadata on pods a node agent serves.
+    pub env_from_metadata: bool,
 }
 
 impl<'a> Ctx<'a> {

@@ -35,6 +35,9 @@ pub struct Input<'a> {
     pub pvcs: &'a [PersistentVolumeClaim],
     /// Now.
     pub now: Timestamp,
+    /// Gates `KruiseDaemon` and `InPlaceUpdateEnvFromMetadata`: a change of env fed from metadata is
+    /// applied in place on pods a node agent serves (docs/env-from-metadata.md).
+    pub env_from_metadata: bool,
 }
 
 /// The decision of one reconcile.
@@ -175,6 +178,7 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
         update_template: template_of(&revs.update)?,
         revisions: &all_revisions,
         now: input.now,
+        env_from_metadata: input.env_from_metadata,
     }
     .with_facts();
 

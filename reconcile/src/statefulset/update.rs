@@ -117,7 +117,7 @@ fn update_pod<'a>(
                 Err(_) => Err(NotInPlace::SpecChanged),
             })
     });
-    match verdict {
+    match inplace::for_pod(verdict, pod, ctx.env_from_metadata) {
         Ok(spec) => {
             let grace = ctx
                 .rolling()
@@ -135,7 +135,9 @@ fn update_pod<'a>(
             )
             .map_err(|e| UpdateError::BadState(e.pod, e.state))
         }
-        Err(NotInPlace::EnvFromMetadata { containers }) if policy == PodUpdateStrategyType::InPlaceOnly => {
+        Err(NotInPlace::EnvFromMetadata { containers, .. })
+            if policy == PodUpdateStrategyType::InPlaceOnly =>
+        {
             Err(UpdateError::NeedsRestart {
                 pod: name,
                 containers: containers.clone(),

@@ -34,6 +34,46 @@ pub enum HookError {
     Network(String),
 }
 
+/// How to stop one container: its preStop hook and the grace it has.
+pub struct Stop<'a> {
+    /// Container name (for the log).
+    pub container: &'a str,
+    /// The whole grace period: the hook runs within it, the stop gets what is left (at least 2 s).
+    pub grace: Duration,
+    /// The preStop hook, if any.
+    pub pre_stop: Option<&'a CrrProbeHandler>,
+    /// The container's ports (named hook ports).
+    pub ports: &'a [ContainerPort],
+}
+
+/// The agent's one way to stop a container (ContainerRecreateRequests and env-from-metadata restarts):
+/// runs the preStop hook within the grace (its failure is logged, not fatal), then `StopContainer`
+/// with what is left of the grace, at least 2 s. The kubelet starts the container again.
+pub async fn stop<F: Future<Output = Option<String>>>(
+    runtime: &Runtime,
+    id: &str,
+    stop: Stop<'_>,
+    pod_ip: impl FnOnce() -> F,
+) -> Result<(), kruise_cri::RuntimeError> {
+    let mut grace = stop.grace;
+    if let Some(pre_stop) = stop.pre_stop
+        && !grace.is_zero()
+    {
+        let started = tokio::time::Instant::now();
+        match tokio::time::timeout(grace, run(runtime, id, pre_stop, stop.ports, pod_ip)).await {
+            Ok(Ok(())) => tracing::info!(container = %stop.container, "preStop hook done"),
+            Ok(Err(e)) => tracing::warn!(container = %stop.container, error = %e, "FailedPreStopHook"),
+            Err(_) => {
+                tracing::warn!(container = %stop.container, "FailedPreStopHook: still running when the grace ran out")
+            }
+        }
+        grace = grace.saturating_sub(started.elapsed());
+    }
+    runtime
+        .stop_container(id, grace.max(Duration::from_secs(2)))
+        .await
+}
+
 /// Runs the hook against container `id` (bare runtime id).
 pub async fn run<F: Future<Output = Option<String>>>(
     runtime: &Runtime,

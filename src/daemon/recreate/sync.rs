@@ -236,23 +236,13 @@ async fn kill(
         .and_then(|s| s.termination_grace_period_seconds)
         .unwrap_or(30)
         .max(0);
-    let mut grace = Duration::from_secs(grace_seconds.unsigned_abs());
-    if let Some(pre_stop) = &container.pre_stop
-        && !grace.is_zero()
-    {
-        let started = tokio::time::Instant::now();
-        let ip = || pod_ip(env, crr);
-        match tokio::time::timeout(grace, hook::run(runtime, bare, pre_stop, &container.ports, ip)).await {
-            Ok(Ok(())) => tracing::info!(container = %container.name, "preStop hook done"),
-            Ok(Err(e)) => tracing::warn!(container = %container.name, error = %e, "FailedPreStopHook"),
-            Err(_) => {
-                tracing::warn!(container = %container.name, "FailedPreStopHook: still running when the grace ran out")
-            }
-        }
-        grace = grace.saturating_sub(started.elapsed());
-    }
-    let grace = grace.max(Duration::from_secs(2));
-    runtime.stop_container(bare, grace).await?;
+    let stop = hook::Stop {
+        container: &container.name,
+        grace: Duration::from_secs(grace_seconds.unsigned_abs()),
+        pre_stop: container.pre_stop.as_ref(),
+        ports: &container.ports,
+    };
+    hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await?;
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! Whole-reconcile scenarios: a CloneSet, its pods and revisions in, the actions out.
 
+mod env_from_metadata;
 mod in_place;
 
 use super::*;

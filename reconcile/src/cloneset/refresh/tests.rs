@@ -194,6 +194,7 @@ fn grace_period() {
         container_images: [("a".to_string(), "a:2".to_string())].into(),
         meta_data_patch: None,
         grace_seconds: 30,
+        ..Default::default()
     };
     let started = |ago: i64| {
         let mut s = InPlaceUpdateState::new(

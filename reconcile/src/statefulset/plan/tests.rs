@@ -1,3 +1,5 @@
+mod env_from_metadata;
+
 use super::*;
 use crate::pods::fixtures::{labelled, now, unready};
 use crate::statefulset::revision::new_revision;
@@ -26,6 +28,7 @@ fn run(
         revisions,
         pvcs,
         now: now(),
+        env_from_metadata: false,
     };
     plan(&input, &Expectations::default()).expect("plannable")
 }

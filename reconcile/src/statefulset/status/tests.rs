@@ -19,6 +19,7 @@ fn run(s: &StatefulSet, pods: &[PodRecord], revisions: &[ControllerRevision]) ->
         revisions,
         pvcs: &[],
         now: now(),
+        env_from_metadata: false,
     };
     plan(&input, &Expectations::default()).expect("plannable")
 }
