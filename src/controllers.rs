@@ -15,6 +15,8 @@
 //! - [`resource_distribution`]: ResourceDistribution copies and status (off with
 //!   `--feature-gates ResourceDistributionGate=false`);
 //! - [`sidecarset`]: SidecarSet status and in-place sidecar image upgrades;
+//! - [`pod_probe_marker`], [`node_pod_probe`]: PodProbeMarker probes placed in one NodePodProbe per
+//!   Ready node, their results marked on pods (gates `PodProbeMarkerGate` and `KruiseDaemon`);
 //! - [`daemonset`]: Advanced DaemonSet pods, revisions and status;
 //! - [`container_recreate_request`]: ContainerRecreateRequest timeouts, snapshot, unready drain, TTL
 //!   (gate `KruiseDaemon`; the node agent recreates);
@@ -47,7 +49,9 @@ pub mod image_list_pull_job;
 pub mod image_pull_job;
 pub mod launch_priority;
 pub mod node_image;
+pub mod node_pod_probe;
 pub mod persistentpodstate;
+pub mod pod_probe_marker;
 pub mod pod_readiness;
 pub mod pods;
 pub mod pub_status;
@@ -179,6 +183,10 @@ pub fn start_all(context: &Context) -> JoinSet<()> {
     if context.settings.enabled(kruise_core::Gate::KruiseDaemon) {
         set.spawn(node_image::run(context.clone()));
         set.spawn(container_recreate_request::run(context.clone()));
+        if context.settings.enabled(kruise_core::Gate::PodProbeMarkerGate) {
+            set.spawn(pod_probe_marker::run(context.clone()));
+            set.spawn(node_pod_probe::run(context.clone()));
+        }
     }
     if context.settings.enabled(kruise_core::Gate::ImagePullJobGate) {
         set.spawn(image_pull_job::run(context.clone()));

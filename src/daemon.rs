@@ -4,7 +4,8 @@
 //! again every `--probe-interval` and picks the runtime up when it answers (docs/node-agent.md).
 //! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`])
 //! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]); it reports its
-//! pods' runtime containers and restarts those whose env fed from metadata is stale ([`containermeta`]).
+//! pods' runtime containers and restarts those whose env fed from metadata is stale ([`containermeta`]),
+//! and runs the PodProbeMarker probes of its node's NodePodProbe ([`probe`]).
 
 use std::{
     sync::{Arc, RwLock},
@@ -18,6 +19,7 @@ use tokio::sync::watch;
 use crate::cli::DaemonArgs;
 
 pub mod containermeta;
+pub mod probe;
 pub mod puller;
 pub mod recreate;
 pub mod secrets;
@@ -66,6 +68,11 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
                 args.node_name.clone(),
                 runtime_rx.clone(),
             ));
+            let prober = tokio::spawn(probe::run(
+                client.clone(),
+                args.node_name.clone(),
+                runtime_rx.clone(),
+            ));
             // The agent has no --feature-gates flag yet: OpenKruise's defaults (both on).
             let gates = kruise_core::FeatureGates::default();
             if gates.enabled(kruise_core::Gate::DaemonWatchingPod) {
@@ -78,7 +85,11 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
                 // Ends with the process.
                 drop(tokio::spawn(meta));
             }
-            Some((tokio::spawn(puller::run(client, config, runtime_rx)), recreate))
+            Some((
+                tokio::spawn(puller::run(client, config, runtime_rx)),
+                recreate,
+                prober,
+            ))
         }
         Err(e) => {
             tracing::warn!(error = %e, "no API server configuration: image pre-pull and container recreation are off");
@@ -89,9 +100,10 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
         .with_graceful_shutdown(crate::server::shutdown_signal())
         .await;
     search.abort();
-    if let Some((p, r)) = puller {
+    if let Some((p, r, probes)) = puller {
         p.abort();
         r.abort();
+        probes.abort();
     }
     Ok(served?)
 }

@@ -55,6 +55,8 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
         single(apps_a::BroadcastJob::crd()),
         single(apps_a::AdvancedCronJob::crd()),
         single(apps_a::EphemeralJob::crd()),
+        single(apps_a::PodProbeMarker::crd()),
+        single(apps_a::NodePodProbe::crd()),
     ];
     out.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     out

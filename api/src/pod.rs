@@ -161,6 +161,9 @@ pub struct PodRecordStatus {
     /// `ephemeralContainerStatuses`, reduced to name and state (EphemeralJob counts them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_container_statuses: Option<Vec<EphemeralStatusRecord>>,
+    /// `podIP`: where PodProbeMarker tcpSocket and httpGet probes connect.
+    #[serde(default, rename = "podIP", skip_serializing_if = "Option::is_none")]
+    pub pod_ip: Option<String>,
 }
 
 /// The recorded part of an ephemeral container's status.
@@ -360,7 +363,7 @@ mod tests {
                     "terminationGracePeriodSeconds": 20,
                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-p"}}]
                 },
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": [{"type": "Ready", "status": "True"}],
                     "containerStatuses": [{"name": "app", "image": "app:1", "imageID": "docker://sha256:1",
                         "containerID": "containerd://c1", "ready": true, "restartCount": 2,
                         "started": true, "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]}

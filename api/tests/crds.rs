@@ -73,7 +73,9 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "imagelistpulljobs.apps.kruise.io",
             "imagepulljobs.apps.kruise.io",
             "nodeimages.apps.kruise.io",
+            "nodepodprobes.apps.kruise.io",
             "persistentpodstates.apps.kruise.io",
+            "podprobemarkers.apps.kruise.io",
             "podunavailablebudgets.policy.kruise.io",
             "resourcedistributions.apps.kruise.io",
             "sidecarsets.apps.kruise.io",
@@ -82,13 +84,13 @@ fn crds_have_both_versions_and_webhook_conversion() {
             "workloadspreads.apps.kruise.io"
         ]
     );
-    // BroadcastJob, AdvancedCronJob and EphemeralJob are served in v1alpha1 only, as OpenKruise first shipped them.
+    // BroadcastJob, AdvancedCronJob, EphemeralJob, PodProbeMarker and NodePodProbe are served in v1alpha1 only, as OpenKruise first shipped them.
     let all: Vec<_> = all
         .into_iter()
         .filter(|c| {
             !matches!(
                 c.spec.names.kind.as_str(),
-                "BroadcastJob" | "AdvancedCronJob" | "EphemeralJob"
+                "BroadcastJob" | "AdvancedCronJob" | "EphemeralJob" | "PodProbeMarker" | "NodePodProbe"
             )
         })
         .collect();

@@ -45,6 +45,8 @@ fn decodes(value: &Value) -> Result<(), String> {
         ("BroadcastJob", false) => decode::<apps_v1alpha1::BroadcastJob>(kind, value).map(drop),
         ("AdvancedCronJob", false) => decode::<apps_v1alpha1::AdvancedCronJob>(kind, value).map(drop),
         ("EphemeralJob", false) => decode::<apps_v1alpha1::EphemeralJob>(kind, value).map(drop),
+        ("PodProbeMarker", false) => decode::<apps_v1alpha1::PodProbeMarker>(kind, value).map(drop),
+        ("NodePodProbe", false) => decode::<apps_v1alpha1::NodePodProbe>(kind, value).map(drop),
         _ => return Err(format!("unexpected kind {kind}")),
     };
     result.map_err(|e| e.to_string())
@@ -76,6 +78,8 @@ const ALPHA_ONLY: &[(&str, &str)] = &[
     ("apps.kruise.io", "BroadcastJob"),
     ("apps.kruise.io", "AdvancedCronJob"),
     ("apps.kruise.io", "EphemeralJob"),
+    ("apps.kruise.io", "PodProbeMarker"),
+    ("apps.kruise.io", "NodePodProbe"),
 ];
 
 #[test]
@@ -173,6 +177,7 @@ fn inside_kubernetes_type(pointer: &str) -> bool {
         "/requiredNodeSelectorTerm/",
         "/jobTemplate/",
         "/active/",
+        "/probe/",
     ]
     .iter()
     .any(|segment| pointer.contains(segment))
@@ -193,6 +198,7 @@ fn dropping_any_kruise_field_of_a_full_object_still_decodes() {
         include_str!("../../examples/playground/broadcastjob.yaml"),
         include_str!("../../examples/playground/advancedcronjob.yaml"),
         include_str!("../../examples/playground/ephemeraljob.yaml"),
+        include_str!("../../examples/cluster/podprobemarker.yaml"),
         include_str!("../../examples/openkruise-samples/v1beta1/daemonset.yaml"),
         include_str!("../../examples/openkruise-samples/docs-v1alpha1/daemonset.yaml"),
     ]

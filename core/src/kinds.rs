@@ -17,7 +17,7 @@ use k8s_openapi::api::{
 };
 use kruise_api::{
     PodRecord,
-    apps_v1alpha1::{AdvancedCronJob, BroadcastJob, EphemeralJob},
+    apps_v1alpha1::{AdvancedCronJob, BroadcastJob, EphemeralJob, NodePodProbe, PodProbeMarker},
     apps_v1beta1::{
         CloneSet, ContainerRecreateRequest, DaemonSet as AdvancedDaemonSet, ImageListPullJob, ImagePullJob,
         NodeImage, PersistentPodState, ResourceDistribution, SidecarSet, StatefulSet as AdvancedStatefulSet,
@@ -275,4 +275,9 @@ registry! {
         namespaced: true, status: true, optional: false,
         convert: Some(kruise_api::containerrecreaterequest_to_v1beta1),
     },
+    /// PodProbeMarkers (`apps.kruise.io/v1alpha1`, the only version served): their webhook and the
+    /// manager controller that places their probes in NodePodProbes (`docs/podprobemarker.md`).
+    pod_probe_markers: PodProbeMarker { namespaced: true, status: true, optional: false, convert: None },
+    /// NodePodProbes (cluster-scoped, one per node): the probes the node agent runs and their results.
+    node_pod_probes: NodePodProbe { namespaced: false, status: true, optional: false, convert: None },
 }

@@ -11,6 +11,8 @@
 //! - [`ephemeraljob`]: the EphemeralJob planner (`pkg/controller/ephemeraljob`; docs/ephemeraljob.md).
 //! - [`persistentpodstate`]: PersistentPodState pod states and auto-generation
 //!   (`pkg/controller/persistentpodstate`; docs/persistentpodstate.md).
+//! - [`pod_probe_marker`] and [`node_pod_probe`]: PodProbeMarker probes placed in NodePodProbes and
+//!   their results marked on pods (`pkg/controller/{podprobemarker,nodepodprobe}`; docs/podprobemarker.md).
 //! - [`pub_status`]: PodUnavailableBudget status (`pkg/controller/podunavailablebudget`).
 //! - [`resource_distribution`]: ResourceDistribution copies and status
 //!   (`pkg/controller/resourcedistribution`; docs/resource-distribution.md).
@@ -46,7 +48,9 @@ pub mod inplace;
 pub mod int_or_percent;
 pub mod lifecycle;
 pub mod node_image;
+pub mod node_pod_probe;
 pub mod persistentpodstate;
+pub mod pod_probe_marker;
 pub mod pods;
 pub mod pub_status;
 pub mod resource_distribution;

@@ -37,6 +37,7 @@ mod playground_image_pull;
 mod playground_install;
 mod playground_kubectl;
 mod playground_persistentpodstate;
+mod playground_probe;
 mod playground_resource_distribution;
 mod playground_sidecarset;
 mod playground_sidecarset_audit;

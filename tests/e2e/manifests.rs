@@ -108,10 +108,11 @@ fn kruise_crds_prints_the_files_of_manifests_crds() {
             .iter()
             .map(|v| &v["name"])
             .collect();
-        // BroadcastJob, AdvancedCronJob and EphemeralJob are served in v1alpha1 only.
+        // BroadcastJob, AdvancedCronJob, EphemeralJob, PodProbeMarker and NodePodProbe are served in
+        // v1alpha1 only.
         if matches!(
             crd["spec"]["names"]["kind"].as_str(),
-            Some("BroadcastJob" | "AdvancedCronJob" | "EphemeralJob")
+            Some("BroadcastJob" | "AdvancedCronJob" | "EphemeralJob" | "PodProbeMarker" | "NodePodProbe")
         ) {
             assert_eq!(versions, ["v1alpha1"]);
         } else {

@@ -57,6 +57,7 @@ pub mod field;
 pub mod imagepulljob;
 pub mod meta;
 pub mod persistentpodstate;
+pub mod podprobemarker;
 pub mod podspec;
 pub mod podunavailablebudget;
 pub mod resourcedistribution;

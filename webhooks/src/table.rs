@@ -431,6 +431,18 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// PodProbeMarker validation (needs PodProbeMarkerGate and KruiseDaemon).
+    ValidatePodProbeMarker {
+        path: "/validate-apps-kruise-io-podprobemarker",
+        handler: |request, view, settings| crate::crd::podprobemarker::validate(request, view, settings),
+        registrations: [{
+            name: "vpodprobemarker.kb.io",
+            rules: [rule("apps.kruise.io", &["v1alpha1"], "podprobemarkers", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     ValidatePersistentPodState {
         path: "/validate-apps-kruise-io-persistentpodstate",
         handler: |request, view, settings| crate::crd::persistentpodstate::validate(request, view),

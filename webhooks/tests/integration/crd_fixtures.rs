@@ -54,3 +54,8 @@ fn daemonset_defaults() {
 fn daemonset_validation() {
     run_fixture_file("daemonset_validate");
 }
+
+#[test]
+fn podprobemarker_validation() {
+    run_fixture_file("podprobemarker_validate");
+}
