@@ -6,18 +6,13 @@
 //! complete, one after the other. Skips without containerd and root unless `KRUISE_REQUIRE_CRI` is set.
 
 use crate::common;
-use crate::common::containerd;
-use crate::common::registry;
-use common::agents::{agents, eventually, get};
+use common::agents::{CriPlayground, eventually, get};
 
 use std::path::Path;
-use std::time::Duration;
 
-use common::kubectl::{kubectl, serve};
-use containerd::Containerd;
+use common::kubectl::kubectl;
 use kruise_cri::v1::ContainerState;
 use kruise_cri::{Runtime, kubelet};
-use registry::Registry;
 use serde_json::{Value, json};
 
 fn apply(k: &Path, object: &Value) -> Result<(), String> {
@@ -83,21 +78,11 @@ fn newest(
 
 #[test]
 fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
-    let (Some(containerd), Some(registry)) = (Containerd::start(), Registry::start()) else {
+    let Some(playground) = CriPlayground::start() else {
         return;
     };
-    let image = registry.push("demo:v1");
-    let socket = format!("unix://{}", containerd.socket().display());
-    let served = serve(&["--runtime", &format!("containerd={socket}")]);
-    let k = served.kubeconfig.as_path();
-    // One tokio runtime for the CRI client: its channel lives on the runtime that made it.
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let runtime = rt.block_on(async {
-        Runtime::connect(&containerd.socket(), Duration::from_secs(10))
-            .await
-            .unwrap()
-    });
-    let _agents = agents(k, &containerd);
+    let (k, rt, runtime) = (playground.kubeconfig(), &playground.rt, &playground.runtime);
+    let image = &playground.image;
     let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
         "spec": {"terminationGracePeriodSeconds": 2, "containers": [
             {"name": "app", "image": image}, {"name": "sidecar", "image": image}]}});

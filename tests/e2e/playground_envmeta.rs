@@ -6,17 +6,12 @@
 //! the pod. The CRI test skips without containerd and root unless `KRUISE_REQUIRE_CRI` is set.
 
 use crate::common;
-use crate::common::containerd;
-use crate::common::registry;
-use common::agents::{agents, eventually, get};
+use common::agents::{CriPlayground, eventually, get};
 
 use std::path::Path;
 use std::time::Duration;
 
 use common::kubectl::{kubectl, serve};
-use containerd::Containerd;
-use kruise_cri::Runtime;
-use registry::Registry;
 use serde_json::{Value, json};
 
 const META: &str = "apps.kruise.io/runtime-containers-meta";
@@ -94,20 +89,11 @@ fn set_annotation(k: &Path, value: &str) {
 
 #[test]
 fn an_annotation_read_by_env_updates_in_place_with_the_agent() {
-    let (Some(containerd), Some(registry)) = (Containerd::start(), Registry::start()) else {
+    let Some(playground) = CriPlayground::start() else {
         return;
     };
-    let image = registry.push("demo:v1");
-    let socket = format!("unix://{}", containerd.socket().display());
-    let served = serve(&["--runtime", &format!("containerd={socket}")]);
-    let k = served.kubeconfig.as_path();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let runtime = rt.block_on(async {
-        Runtime::connect(&containerd.socket(), Duration::from_secs(10))
-            .await
-            .unwrap()
-    });
-    let _agents = agents(k, &containerd);
+    let (k, rt, runtime) = (playground.kubeconfig(), &playground.rt, &playground.runtime);
+    let image = &playground.image;
     run(
         k,
         &["apply", "-f", "-"],

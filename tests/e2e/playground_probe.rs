@@ -6,17 +6,13 @@
 //! `KRUISE_REQUIRE_CRI` is set.
 
 use crate::common;
-use crate::common::containerd;
-use crate::common::registry;
-use common::agents::{agents, eventually, get};
+use common::agents::{CriPlayground, eventually, get};
 
 use std::path::Path;
 use std::time::Duration;
 
-use common::kubectl::{kubectl, serve};
-use containerd::Containerd;
+use common::kubectl::kubectl;
 use kruise_cri::Runtime;
-use registry::Registry;
 use serde_json::{Value, json};
 
 const CONDITION: &str = "example.com/ready-file";
@@ -82,20 +78,11 @@ fn events(k: &Path, reason: &str) -> u64 {
 
 #[test]
 fn an_exec_probe_flips_a_pod_condition_and_label_both_ways() {
-    let (Some(containerd), Some(registry)) = (Containerd::start(), Registry::start()) else {
+    let Some(playground) = CriPlayground::start() else {
         return;
     };
-    let image = registry.push("demo:v1");
-    let socket = format!("unix://{}", containerd.socket().display());
-    let served = serve(&["--runtime", &format!("containerd={socket}")]);
-    let k = served.kubeconfig.as_path();
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let runtime = rt.block_on(async {
-        Runtime::connect(&containerd.socket(), Duration::from_secs(10))
-            .await
-            .unwrap()
-    });
-    let _agents = agents(k, &containerd);
+    let (k, rt, runtime) = (playground.kubeconfig(), &playground.rt, &playground.runtime);
+    let image = &playground.image;
     let pod = json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
         "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "main", "image": image}]}});

@@ -76,3 +76,50 @@ pub fn eventually<T>(what: &str, seconds: u64, mut check: impl FnMut() -> Option
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// What a test on the real runtime starts: a fresh containerd, a loopback registry with `demo:v1`
+/// pushed, the playground in CRI mode on that containerd, a CRI client of it, and one agent per node.
+/// Fields drop in declaration order: the agents stop first, containerd last.
+pub struct CriPlayground {
+    pub agents: Agents,
+    pub runtime: kruise_cri::Runtime,
+    /// The tokio runtime the CRI client's channel lives on.
+    pub rt: tokio::runtime::Runtime,
+    pub served: super::kubectl::Served,
+    /// `demo:v1` in the registry, as pods name it.
+    pub image: String,
+    pub registry: super::registry::Registry,
+    pub containerd: Containerd,
+}
+
+impl CriPlayground {
+    /// `None` when containerd or the registry cannot start on this machine (they say why; the test
+    /// then passes without running, except where `KRUISE_REQUIRE_CRI` makes that a failure).
+    pub fn start() -> Option<CriPlayground> {
+        let (containerd, registry) = (Containerd::start()?, super::registry::Registry::start()?);
+        let image = registry.push("demo:v1");
+        let socket = format!("unix://{}", containerd.socket().display());
+        let served = super::kubectl::serve(&["--runtime", &format!("containerd={socket}")]);
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let runtime = rt.block_on(async {
+            kruise_cri::Runtime::connect(&containerd.socket(), Duration::from_secs(10))
+                .await
+                .unwrap()
+        });
+        let agents = agents(&served.kubeconfig, &containerd);
+        Some(CriPlayground {
+            agents,
+            runtime,
+            rt,
+            served,
+            image,
+            registry,
+            containerd,
+        })
+    }
+
+    /// The playground's kubeconfig.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.served.kubeconfig
+    }
+}
