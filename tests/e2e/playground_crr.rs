@@ -136,7 +136,7 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
         "the sidecar kept running"
     );
     assert_eq!(sidecar["restartCount"], 0);
-    let (id, state, restarts) = newest(&rt, &runtime, &uid, "app");
+    let (id, state, restarts) = newest(rt, runtime, &uid, "app");
     assert_eq!(
         (format!("containerd://{id}"), state, restarts.as_str()),
         (
@@ -145,7 +145,7 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
             "1"
         )
     );
-    let (id, state, _) = newest(&rt, &runtime, &uid, "sidecar");
+    let (id, state, _) = newest(rt, runtime, &uid, "sidecar");
     assert_eq!(
         (format!("containerd://{id}"), state),
         (sidecar_before.clone(), ContainerState::ContainerRunning)

@@ -94,11 +94,7 @@ fn an_annotation_read_by_env_updates_in_place_with_the_agent() {
     };
     let (k, rt, runtime) = (playground.kubeconfig(), &playground.rt, &playground.runtime);
     let image = &playground.image;
-    run(
-        k,
-        &["apply", "-f", "-"],
-        Some(&cloneset(&image, "v1").to_string()),
-    );
+    run(k, &["apply", "-f", "-"], Some(&cloneset(image, "v1").to_string()));
     // The agent serves the pod once its report is there.
     let before = the_pod(k, "the pod to run, reported by the agent", 90, |p| {
         p["metadata"]["annotations"].get(META).is_some()

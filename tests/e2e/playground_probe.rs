@@ -128,12 +128,12 @@ fn an_exec_probe_flips_a_pod_condition_and_label_both_ways() {
             .is_none()
     );
     // The file appears: Succeeded → True, the Succeeded label and annotation.
-    exec(&rt, &runtime, &id, &["touch", "/tmp/ready"]);
+    exec(rt, runtime, &id, &["touch", "/tmp/ready"]);
     let ok = marked(k, "True", "true");
     assert_eq!(ok["metadata"]["annotations"]["example.com/probed"], "ready");
     assert_eq!(ok["metadata"]["labels"]["app"], "web", "other labels stay");
     // And goes again: False, the Succeeded policy's annotation removed.
-    exec(&rt, &runtime, &id, &["rm", "/tmp/ready"]);
+    exec(rt, runtime, &id, &["rm", "/tmp/ready"]);
     let again = marked(k, "False", "false");
     assert!(
         again["metadata"]["annotations"]
