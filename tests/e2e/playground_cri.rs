@@ -39,7 +39,13 @@ async fn runs(runtime: &Runtime, uid: &str, container: &str) -> Vec<ContainerSta
     listed.sort_by_key(|c| std::cmp::Reverse(c.created_at));
     let mut out = vec![];
     for c in listed {
-        out.push(runtime.container_status(&c.id).await.unwrap());
+        // The kubelet removes runs older than the one before the newest, possibly between the list
+        // and this call.
+        match runtime.container_status(&c.id).await {
+            Ok(status) => out.push(status),
+            Err(e) if e.is_not_found() => {}
+            Err(e) => panic!("ContainerStatus {}: {e}", c.id),
+        }
     }
     out
 }
