@@ -27,6 +27,7 @@ pub mod documents;
 pub mod feature_gates;
 pub mod go;
 pub mod image_ref;
+pub mod in_place;
 pub mod intstr;
 pub mod kind;
 pub mod kinds;

@@ -7,20 +7,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kruise_api::{
-    PodRecord,
-    common::{IN_PLACE_UPDATE_GRACE_KEY as INPLACE_GRACE, IN_PLACE_UPDATE_STATE_KEY as INPLACE_STATE},
-    policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX,
-};
+use kruise_api::{PodRecord, policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::in_place::{self, LastContainerStatus};
 use crate::names::{SIDECAR_INJECTED_ENV, SIDECARSET_INJECTED_LIST_ANNOTATION};
 
 const SIDECARSET_INPLACE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
-const INPLACE_STATE_OLD: &str = "inplace-update-state";
-const INPLACE_GRACE_OLD: &str = "inplace-update-grace";
-const RUNTIME_META: &str = "apps.kruise.io/runtime-containers-meta";
 
 fn annotations(meta: &ObjectMeta) -> Option<&BTreeMap<String, String>> {
     meta.annotations.as_ref()
@@ -182,41 +176,12 @@ fn strip_scheme(image_id: &str) -> &str {
     image_id.split_once("://").map_or(image_id, |(_, rest)| rest)
 }
 
+/// What [`sidecars_consistent`] reads of one SidecarSet's in-place update state.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct ContainerImageId {
-    #[serde(default, rename = "imageID")]
-    image_id: String,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct InPlaceUpdateState {
+struct SidecarUpdateState {
     #[serde(default)]
-    last_container_statuses: Option<BTreeMap<String, ContainerImageId>>,
-    #[serde(default)]
-    update_env_from_metadata: bool,
-    #[serde(default)]
-    next_container_images: Option<BTreeMap<String, serde_json::Value>>,
-    #[serde(default)]
-    next_container_ref_metadata: Option<BTreeMap<String, serde_json::Value>>,
-    #[serde(default)]
-    next_container_resources: Option<BTreeMap<String, serde_json::Value>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RuntimeContainerMeta {
-    #[serde(default)]
-    name: String,
-    #[serde(default, rename = "containerID")]
-    container_id: String,
-}
-
-#[derive(Deserialize)]
-struct RuntimeContainerMetaSet {
-    #[serde(default)]
-    containers: Option<Vec<RuntimeContainerMeta>>,
+    last_container_statuses: Option<BTreeMap<String, LastContainerStatus>>,
 }
 
 /// True when kubelet runs what the spec asks for (OpenKruise "IsPodStateConsistent").
@@ -248,7 +213,7 @@ pub fn is_state_consistent(pod: &PodRecord) -> bool {
     if all_digest {
         return true;
     }
-    sidecars_consistent(pod) && in_place_update_completed(pod)
+    sidecars_consistent(pod) && in_place::update_completed(pod)
 }
 
 /// Injected sidecars (env `IS_INJECTED=true`) of the SidecarSets listed on the pod have left the image
@@ -281,7 +246,7 @@ fn sidecars_consistent(pod: &PodRecord) -> bool {
     let Some(raw) = annotation(&pod.metadata, SIDECARSET_INPLACE_STATE) else {
         return true;
     };
-    let Ok(states) = serde_json::from_str::<Option<BTreeMap<String, Option<InPlaceUpdateState>>>>(raw) else {
+    let Ok(states) = serde_json::from_str::<Option<BTreeMap<String, Option<SidecarUpdateState>>>>(raw) else {
         return false;
     };
     let mut last: BTreeMap<&str, &str> = BTreeMap::new();
@@ -309,86 +274,6 @@ fn sidecars_consistent(pod: &PodRecord) -> bool {
         }
     }
     true
-}
-
-/// OpenKruise's default "in-place update completed" check (CloneSet / Advanced StatefulSet in-place
-/// updates). The kubelet container-hash short-cut through `apps.kruise.io/runtime-containers-meta` is
-/// not computed: the image check below decides instead.
-fn in_place_update_completed(pod: &PodRecord) -> bool {
-    let has = |key: &str| annotations(&pod.metadata).is_some_and(|a| a.contains_key(key));
-    if has(INPLACE_GRACE) || has(INPLACE_GRACE_OLD) {
-        return false;
-    }
-    let raw = match annotation(&pod.metadata, INPLACE_STATE)
-        .or_else(|| annotation(&pod.metadata, INPLACE_STATE_OLD))
-    {
-        Some(raw) => raw,
-        None => return true,
-    };
-    let Ok(state) = serde_json::from_str::<InPlaceUpdateState>(raw) else {
-        return false;
-    };
-    let non_empty =
-        |m: &Option<BTreeMap<String, serde_json::Value>>| m.as_ref().is_some_and(|m| !m.is_empty());
-    if non_empty(&state.next_container_images)
-        || non_empty(&state.next_container_ref_metadata)
-        || non_empty(&state.next_container_resources)
-    {
-        return false;
-    }
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
-    let meta = match annotation(&pod.metadata, RUNTIME_META) {
-        None => None,
-        Some(raw) => match serde_json::from_str::<RuntimeContainerMetaSet>(raw) {
-            Ok(meta) => Some(meta),
-            Err(_) => return false,
-        },
-    };
-    if state.update_env_from_metadata {
-        // The env-from-metadata hashes cannot be recomputed here; require at least that every container
-        // is reported with the container the daemon saw.
-        let Some(meta) = &meta else {
-            return false;
-        };
-        let metas = meta.containers.as_deref().unwrap_or_default();
-        for c in containers {
-            let status = statuses.iter().find(|s| s.name == c.name);
-            let m = metas.iter().find(|m| m.name == c.name);
-            match (status, m) {
-                (Some(s), Some(m)) if s.container_id.as_deref().unwrap_or_default() == m.container_id => {}
-                _ => return false,
-            }
-        }
-    }
-    let spec_image = |name: &str| {
-        containers.iter().find(|c| c.name == name).map(|c| {
-            let image = c.image.clone().unwrap_or_default();
-            if image.contains(':') {
-                image
-            } else {
-                format!("{image}:latest")
-            }
-        })
-    };
-    let mut last = state.last_container_statuses.unwrap_or_default();
-    for cs in statuses {
-        if let Some(old) = last.remove(&cs.name)
-            && old.image_id == cs.image_id
-            && spec_image(&cs.name).unwrap_or_default() != cs.image
-        {
-            return false;
-        }
-    }
-    last.is_empty()
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ mod hooked;
 mod refresh;
 mod state;
 
-pub use env_meta::{agent_serves, env_completed, for_pod};
+pub use env_meta::{agent_serves, for_pod};
 
 pub use hooked::{BadLifecycleState, start_hooked};
 pub(crate) use refresh::patch;
@@ -33,7 +33,9 @@ pub use state::{
 };
 
 /// The legacy state annotation, removed on every in-place update.
-pub const IN_PLACE_UPDATE_STATE_KEY_OLD: &str = "inplace-update-state";
+pub use kruise_core::in_place::IN_PLACE_UPDATE_STATE_KEY_OLD;
+/// When an in-place update has completed: one rule, in `kruise_core`.
+pub use kruise_core::in_place::{Completion, env_completed, update_completed};
 /// The env the pod webhook injects for container launch priority (`configMapKeyRef.key = p_<n>`).
 pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
 
@@ -477,80 +479,14 @@ pub fn has_gate(pod: &PodRecord) -> bool {
         .is_some_and(|g| g.iter().any(|g| g.condition_type == IN_PLACE_UPDATE_READY))
 }
 
-/// `defaultCheckContainersInPlaceUpdateCompleted`: with env fed from metadata, the node agent reports
-/// every container restarted with the pod's current values ([`env_completed`]); and every container of
-/// an applied batch has a new imageID, or reports the spec image (`:latest` added to a tag-less one).
+/// `defaultCheckContainersInPlaceUpdateCompleted` for a state this crate wrote
+/// ([`kruise_core::in_place::containers_completed`]).
 pub fn containers_completed(pod: &PodRecord, state: &InPlaceUpdateState) -> bool {
-    if state.update_env_from_metadata && !env_completed(pod) {
-        return false;
-    }
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
-    let specs = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
-    state.last_container_statuses.iter().all(|(name, last)| {
-        let Some(status) = statuses.iter().find(|s| &s.name == name) else {
-            return false;
-        };
-        if status.image_id != last.image_id {
-            return true;
-        }
-        let spec_image = specs
-            .iter()
-            .find(|c| &c.name == name)
-            .and_then(|c| c.image.as_deref())
-            .unwrap_or("");
-        let last_segment = spec_image.rsplit('/').next().unwrap_or("");
-        let with_tag = if last_segment.contains(':') || spec_image.contains('@') {
-            spec_image.to_owned()
-        } else {
-            format!("{spec_image}:latest")
-        };
-        status.image == with_tag
-    })
-}
-
-/// `CheckPodUpdateCompleted`: no grace period pending, no batch left, and the containers are done.
-pub fn update_completed(pod: &PodRecord) -> bool {
-    Completion::default().update_completed(pod)
-}
-
-/// [`update_completed`] over the pods of one pass, each distinct state annotation parsed once: the
-/// pods updated in one pass carry equal texts, and parsing each was a large part of a plan.
-#[derive(Debug, Default)]
-pub struct Completion<'a> {
-    states: foldhash::HashMap<&'a str, Option<InPlaceUpdateState>>,
-}
-
-impl<'a> Completion<'a> {
-    /// [`update_completed`] of `pod`.
-    pub fn update_completed(&mut self, pod: &'a PodRecord) -> bool {
-        if pods::in_grace_period(pod) {
-            return false;
-        }
-        let Some(text) = pods::annotation(pod, IN_PLACE_UPDATE_STATE_KEY) else {
-            return true;
-        };
-        // As `state_of`: an unreadable state counts as none.
-        let state = self
-            .states
-            .entry(text)
-            .or_insert_with(|| serde_json::from_str(text).ok());
-        match state {
-            None => true,
-            Some(state) => {
-                state.next_container_images.is_empty()
-                    && state.next_container_ref_metadata.is_empty()
-                    && containers_completed(pod, state)
-            }
-        }
-    }
+    kruise_core::in_place::containers_completed(
+        pod,
+        &state.last_container_statuses,
+        state.update_env_from_metadata,
+    )
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@ use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use kruise_core::in_place::LastContainerStatus;
+
 /// What an in-place update changes (`UpdateSpec`; also the JSON of the grace annotation).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -166,15 +168,6 @@ impl StateText {
         self.last = Some((state, text.clone()));
         text
     }
-}
-
-/// One container's status before the update.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LastContainerStatus {
-    /// `imageID` before the update.
-    #[serde(rename = "imageID", default, skip_serializing_if = "String::is_empty")]
-    pub image_id: String,
 }
 
 /// `preCheckBeforeNext`.

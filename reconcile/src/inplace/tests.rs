@@ -169,39 +169,6 @@ fn the_first_batch_is_the_unprioritised_and_highest_priority_containers() {
 }
 
 #[test]
-fn completion_follows_image_ids_or_the_reported_image() {
-    let mut p = prioritised_pod();
-    p.spec.as_mut().unwrap().containers[0].image = Some("redis:2".into());
-    let mut state = InPlaceUpdateState::new("r2", now());
-    state.last_container_statuses.insert(
-        "redis".into(),
-        LastContainerStatus {
-            image_id: "id-redis-1".into(),
-        },
-    );
-    assert!(
-        !containers_completed(&p, &state),
-        "same imageID, old image: still updating"
-    );
-    p.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[0].image_id = "id-redis-2".into();
-    assert!(containers_completed(&p, &state), "imageID changed");
-    p.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[0].image_id = "id-redis-1".into();
-    p.spec.as_mut().unwrap().containers[0].image = Some("redis".into());
-    p.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[0].image = "redis:latest".into();
-    assert!(
-        containers_completed(&p, &state),
-        "a tag-less spec image matches :latest"
-    );
-    state
-        .last_container_statuses
-        .insert("gone".into(), LastContainerStatus::default());
-    assert!(
-        !containers_completed(&p, &state),
-        "a container without status is not done"
-    );
-}
-
-#[test]
 fn the_grace_annotation_round_trips_with_a_base64_metadata_patch() {
     let spec = UpdateSpec {
         revision: "demo-2".into(),

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::*;
 use crate::inplace::tests::{env_from, prioritised_pod, template};
-use crate::inplace::{InPlaceUpdateState, RefMetadata, begin, calculate_spec, patch_batch};
+use crate::inplace::{InPlaceUpdateState, RefMetadata, begin, calculate_spec, env_completed, patch_batch};
 use crate::pods::fixtures::{now, pod};
 
 fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
