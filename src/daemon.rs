@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use crate::cli::DaemonArgs;
 
 pub mod containermeta;
+pub mod http_get;
 pub mod probe;
 pub mod puller;
 pub mod recreate;

@@ -7,13 +7,9 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_cri::Runtime;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 use k8s_openapi::api::core::v1::Probe;
-
-/// Most bytes read from an HTTP answer (the status line is all that is judged).
-const HTTP_READ_LIMIT: usize = 4096;
 
 /// Runs `probe` once against container `id` of the pod at `ip`.
 pub async fn run(runtime: &Runtime, id: &str, probe: &Probe, ip: &str, timeout: Duration) -> (bool, String) {
@@ -82,46 +78,28 @@ fn port(port: &IntOrString) -> Option<u16> {
 
 async fn http_get(host: &str, port: u16, path: &str, headers: &[(String, String)]) -> (bool, String) {
     let url = format!("http://{host}:{port}{path}");
-    let mut stream = match TcpStream::connect((host, port)).await {
-        Ok(s) => s,
-        Err(e) => return (false, format!("GET {url}: {e}")),
-    };
-    let mut request =
-        format!("GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kube-probe\r\nAccept: */*\r\n");
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("Connection: close\r\n\r\n");
-    if let Err(e) = stream.write_all(request.as_bytes()).await {
-        return (false, format!("GET {url}: {e}"));
-    }
-    let mut answer = Vec::new();
-    let mut buf = [0_u8; 1024];
-    while answer.len() < HTTP_READ_LIMIT && !answer.windows(2).any(|w| w == b"\r\n") {
-        match stream.read(&mut buf).await {
-            Ok(0) => break,
-            Ok(n) => answer.extend_from_slice(&buf[..n]),
-            Err(e) => return (false, format!("GET {url}: {e}")),
-        }
-    }
-    let text = String::from_utf8_lossy(&answer);
-    let status_line = text.lines().next().unwrap_or_default();
-    match status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse::<u16>().ok())
+    // As the kubelet: `Accept: */*` unless the probe sets its own.
+    let mut headers = headers.to_vec();
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("accept"))
     {
-        Some(code) if (200..400).contains(&code) => (true, String::new()),
-        Some(code) => (
+        headers.push(("Accept".into(), "*/*".into()));
+    }
+    match crate::daemon::http_get::status(host, port, path, "kube-probe", &headers).await {
+        Ok(code) if (200..400).contains(&code) => (true, String::new()),
+        Ok(code) => (
             false,
             format!("GET {url}: HTTP probe failed with statuscode: {code}"),
         ),
-        None => (false, format!("GET {url}: not an HTTP answer")),
+        Err(e) => (false, format!("GET {url}: {e}")),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
     use super::*;
     use tokio::net::TcpListener;
 
@@ -133,7 +111,9 @@ mod tests {
             let mut buf = [0_u8; 1024];
             let n = s.read(&mut buf).await.unwrap();
             let request = String::from_utf8_lossy(&buf[..n]).into_owned();
-            assert!(request.contains("User-Agent: kube-probe"), "{request}");
+            let request = request.to_ascii_lowercase();
+            assert!(request.contains("user-agent: kube-probe\r\n"), "{request}");
+            assert!(request.contains("accept: */*\r\n"), "{request}");
             s.write_all(answer.as_bytes()).await.unwrap();
         });
         port

@@ -9,7 +9,6 @@ use k8s_openapi::api::core::v1::ContainerPort;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::apps_v1beta1::CrrProbeHandler;
 use kruise_cri::Runtime;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
 /// The longest an exec hook may run (the caller's grace bounds it further).
@@ -153,32 +152,20 @@ pub fn port(port: &IntOrString, ports: &[ContainerPort]) -> Result<u16, HookErro
         .ok_or_else(|| HookError::Network(format!("invalid port {number}")))
 }
 
-/// One HTTP/1.1 GET; a status below 400 is success.
+/// One HTTP GET; a status below 400 is success.
 async fn http_get(host: &str, port: u16, path: &str) -> Result<(), HookError> {
-    let fail = |e: std::io::Error| HookError::Network(format!("httpGet http://{host}:{port}{path}: {e}"));
-    let mut stream = TcpStream::connect((host, port)).await.map_err(fail)?;
-    let request = format!(
-        "GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: kruise-daemon\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.map_err(fail)?;
-    let mut head = [0u8; 64];
-    let n = stream.read(&mut head).await.map_err(fail)?;
-    let line = String::from_utf8_lossy(&head[..n]);
-    let code: u16 = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| HookError::Network(format!("httpGet http://{host}:{port}{path}: no HTTP answer")))?;
-    if code >= 400 {
-        return Err(HookError::Network(format!(
-            "httpGet http://{host}:{port}{path}: HTTP {code}"
-        )));
+    let url = format!("http://{host}:{port}{path}");
+    match crate::daemon::http_get::status(host, port, path, "kruise-daemon", &[]).await {
+        Ok(code) if code < 400 => Ok(()),
+        Ok(code) => Err(HookError::Network(format!("httpGet {url}: HTTP {code}"))),
+        Err(e) => Err(HookError::Network(format!("httpGet {url}: {e}"))),
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
     use super::*;
 
     #[test]
