@@ -82,6 +82,19 @@ pub struct BudgetSpend {
 }
 
 impl BudgetSpend {
+    /// The spend is still allowed by `status`, as the webhook would decide on it: the pod is not
+    /// recorded yet, a unit is left and the records are not too many. A grouped write checks each spend
+    /// against the status the spends before it made.
+    pub fn holds(&self, status: &PodUnavailableBudgetStatus) -> bool {
+        let recorded =
+            |m: &Option<BTreeMap<String, Time>>| m.as_ref().is_some_and(|m| m.contains_key(&self.pod));
+        let size = |m: &Option<BTreeMap<String, Time>>| m.as_ref().map_or(0, BTreeMap::len);
+        !recorded(&status.disrupted_pods)
+            && !recorded(&status.unavailable_pods)
+            && status.unavailable_allowed > 0
+            && size(&status.disrupted_pods) + size(&status.unavailable_pods) <= MAX_RECORDED_PODS
+    }
+
     /// Records the spend in `status` (both maps are present afterwards, as OpenKruise writes them).
     pub fn apply(&self, status: &mut PodUnavailableBudgetStatus) {
         status.unavailable_allowed -= 1;

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 pub use derived_cache::DerivedCache;
 pub use memory::{MemoryView, ObjectMap, ViewError};
-pub use status::{StatusChange, StatusWrite, WriteError, WriteTarget};
+pub use status::{GroupedStatus, StatusChange, StatusWrite, WriteError, WriteTarget, grouped_status};
 
 use crate::kinds::Registered;
 pub use crate::kinds::{Borrowed, Lookup, Lookups};

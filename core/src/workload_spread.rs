@@ -84,6 +84,34 @@ pub struct SubsetRecord {
 }
 
 impl SubsetRecord {
+    /// The record still holds on `status`, as the webhook would decide on it: the pod is recorded in no
+    /// subset of its version, its subset exists and, for a creation, still misses a replica. A grouped
+    /// write checks each record against the status the records before it made. (A deletion recorded
+    /// meanwhile may have given an earlier subset room again; the pod keeps the subset it was given,
+    /// which is within its limit.)
+    pub fn holds(&self, status: &WorkloadSpreadStatus) -> bool {
+        let recorded = status
+            .versioned_subset_statuses
+            .as_ref()
+            .and_then(|v| v.get(&self.version))
+            .filter(|list| !list.is_empty());
+        let statuses = recorded.or(self.initial.as_ref()).map_or(&[][..], Vec::as_slice);
+        let has = |m: &Option<BTreeMap<String, Time>>| m.as_ref().is_some_and(|m| m.contains_key(&self.pod));
+        if statuses
+            .iter()
+            .any(|s| has(&s.creating_pods) || has(&s.deleting_pods))
+        {
+            return false;
+        }
+        let Some(subset) = statuses.iter().find(|s| s.name == self.subset) else {
+            return false;
+        };
+        match self.event {
+            SubsetEvent::Creating => subset.missing_replicas > 0 || subset.missing_replicas == -1,
+            SubsetEvent::Deleting => true,
+        }
+    }
+
     /// Records the pod in `status`; touches only its subset's entry, whatever else is recorded.
     pub fn apply(&self, status: &mut WorkloadSpreadStatus) {
         let statuses = status

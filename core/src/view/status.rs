@@ -102,6 +102,81 @@ impl StatusWrite {
     }
 }
 
+/// One status carrying several admission deltas to one object: what a grouped write sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupedStatus {
+    /// The complete new `.status`.
+    pub status: Value,
+    /// The resourceVersion of the stored object it was built from (the write's precondition).
+    pub resource_version: String,
+    /// Per change, in order: it still held and is in `status`; a change that did not hold must be
+    /// decided again.
+    pub accepted: Vec<bool>,
+}
+
+/// Builds one status for `changes` (deltas to `target`) from the object stored in `view`, applying
+/// each in order only when it still holds on what the ones before it recorded
+/// ([`BudgetSpend::holds`], [`SubsetRecord::holds`]), so a batch never spends a budget twice or fills
+/// a subset past its limit. A `Replace` or a change of another kind is not accepted.
+pub fn grouped_status(
+    view: &(impl ClusterView + ?Sized),
+    target: &WriteTarget,
+    changes: &[&StatusChange],
+) -> Result<GroupedStatus, WriteError> {
+    let not_found = || WriteError::NotFound {
+        kind: target.kind.clone(),
+        namespace: target.namespace.clone(),
+        name: target.name.clone(),
+    };
+    let invalid = |e: serde_json::Error| WriteError::Invalid {
+        kind: target.kind.clone(),
+        namespace: target.namespace.clone(),
+        name: target.name.clone(),
+        message: e.to_string(),
+    };
+    let mut accepted = Vec::with_capacity(changes.len());
+    let (status, resource_version) = match target.kind.as_str() {
+        "PodUnavailableBudget" => {
+            let budget =
+                get::<PodUnavailableBudget>(view, &target.namespace, &target.name).ok_or_else(not_found)?;
+            let mut status = budget.status.clone().unwrap_or_default();
+            for change in changes {
+                let holds = matches!(change, StatusChange::SpendBudget(spend) if spend.holds(&status));
+                if let (true, StatusChange::SpendBudget(spend)) = (holds, change) {
+                    spend.apply(&mut status);
+                }
+                accepted.push(holds);
+            }
+            let status = serde_json::to_value(&status).map_err(invalid)?;
+            (status, budget.metadata.resource_version.clone())
+        }
+        "WorkloadSpread" => {
+            let spread =
+                get::<WorkloadSpread>(view, &target.namespace, &target.name).ok_or_else(not_found)?;
+            let mut status = spread.status.clone().unwrap_or_default();
+            for change in changes {
+                let holds = matches!(change, StatusChange::RecordInSubset(record) if record.holds(&status));
+                if let (true, StatusChange::RecordInSubset(record)) = (holds, change) {
+                    record.apply(&mut status);
+                }
+                accepted.push(holds);
+            }
+            let status = serde_json::to_value(&status).map_err(invalid)?;
+            (status, spread.metadata.resource_version.clone())
+        }
+        _ => {
+            return Err(WriteError::NoStatus {
+                kind: target.kind.clone(),
+            });
+        }
+    };
+    Ok(GroupedStatus {
+        status,
+        resource_version: resource_version.unwrap_or_default(),
+        accepted,
+    })
+}
+
 /// The resourceVersion after `actual`, as the in-memory view counts (a number; `1` after anything else).
 pub(crate) fn next_resource_version(actual: &str) -> String {
     actual.parse::<u64>().map_or(1, |v| v + 1).to_string()

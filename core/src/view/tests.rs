@@ -218,3 +218,70 @@ fn records_past_their_timeouts_are_expired_in_place() {
     assert!(budget.disrupted_pods.unwrap().is_empty());
     assert_eq!(view.expire_admission_records(at(71)), 1, "p2");
 }
+
+fn booking(pod: &str, subset: &str, event: crate::workload_spread::SubsetEvent) -> StatusChange {
+    StatusChange::RecordInSubset(Box::new(crate::workload_spread::SubsetRecord {
+        version: "versionIgnored".into(),
+        initial: None,
+        subset: subset.into(),
+        pod: pod.into(),
+        event,
+        at: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::from_second(1_700_000_000).unwrap(),
+        ),
+    }))
+}
+
+#[test]
+fn a_grouped_status_takes_each_delta_only_while_it_still_holds() {
+    use crate::workload_spread::SubsetEvent::{Creating, Deleting};
+    let mut view = budget_view();
+    // A budget of 2 (the view's 1, plus one): two different pods spend it, a pod twice or a third not.
+    view.apply_status(&budget_write(Some("7"), 2)).unwrap();
+    let spends = [spend("a", "8"), spend("a", "8"), spend("b", "8"), spend("c", "8")];
+    let changes: Vec<&StatusChange> = spends.iter().map(|w| &w.change).collect();
+    let target = spends[0].target.clone();
+    let grouped = grouped_status(&view, &target, &changes).unwrap();
+    assert_eq!(grouped.accepted, [true, false, true, false]);
+    assert_eq!(grouped.resource_version, "8");
+    assert_eq!(grouped.status["unavailableAllowed"], 0);
+    let recorded: Vec<&String> = grouped.status["disruptedPods"].as_object().unwrap().keys().collect();
+    assert_eq!(recorded, ["a", "b"]);
+
+    view.add(
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+        "metadata": {"name": "zones", "namespace": "shop", "resourceVersion": "3"},
+        "spec": {"subsets": [{"name": "a", "maxReplicas": 2}, {"name": "b"}]},
+        "status": {"versionedSubsetStatuses": {"versionIgnored": [
+            {"name": "a", "missingReplicas": 1, "creatingPods": {"p0": "2023-11-14T22:13:20Z"}},
+            {"name": "b", "missingReplicas": -1}]}}}),
+    )
+    .unwrap();
+    let target = WriteTarget {
+        api_version: "apps.kruise.io/v1beta1".into(),
+        kind: "WorkloadSpread".into(),
+        plural: "workloadspreads".into(),
+        namespace: "shop".into(),
+        name: "zones".into(),
+    };
+    let changes = [
+        booking("p1", "a", Creating),
+        booking("p2", "a", Creating),
+        booking("p1", "b", Creating),
+        booking("q", "a", Deleting),
+        booking("p3", "a", Creating),
+        booking("p4", "z", Creating),
+        spends[0].change.clone(),
+    ];
+    let grouped = grouped_status(&view, &target, &changes.iter().collect::<Vec<_>>()).unwrap();
+    assert_eq!(
+        grouped.accepted,
+        [true, false, false, true, true, false, false],
+        "p2: a is full; p1 again: recorded; q's deletion gives a replica back to p3; no subset z; a spend is not a booking"
+    );
+    let a = &grouped.status["versionedSubsetStatuses"]["versionIgnored"][0];
+    assert_eq!(a["missingReplicas"], 0);
+    let creating: Vec<&String> = a["creatingPods"].as_object().unwrap().keys().collect();
+    assert_eq!(creating, ["p0", "p1", "p3"]);
+    assert_eq!(grouped.resource_version, "3");
+}
