@@ -2,7 +2,10 @@
 //! status writes the decision depends on → encode. The HTTPS server and `kruise admit` both call
 //! [`Admission::answer`], so they give identical answers for the same review and state.
 
-use std::{sync::RwLock, time::Instant};
+use std::{
+    sync::{Arc, RwLock},
+    time::Instant,
+};
 
 use kruise_core::{MemoryView, StatusWrite};
 use kruise_webhooks::{
@@ -13,6 +16,10 @@ use crate::cluster::{
     ClusterCache,
     status_writes::{WriteError, write_status},
 };
+
+mod group_commit;
+
+pub use group_commit::{GroupCommit, Outcome};
 
 /// Where the webhooks read cluster state from.
 pub enum StateSource {
@@ -26,6 +33,8 @@ pub enum StateSource {
 pub struct Admission {
     pub state: StateSource,
     pub settings: Settings,
+    /// Concurrent deltas to one object written together (cluster state only).
+    groups: Arc<GroupCommit>,
 }
 
 /// Why a body was not decided (the server answers 400).
@@ -49,12 +58,18 @@ pub struct Answer {
 }
 
 impl Admission {
+    /// An admission over `state`.
+    pub fn new(state: StateSource, settings: Settings) -> Self {
+        Admission {
+            state,
+            settings,
+            groups: Arc::default(),
+        }
+    }
+
     /// An admission over in-memory state.
     pub fn in_memory(view: MemoryView, settings: Settings) -> Self {
-        Admission {
-            state: StateSource::Memory(Box::new(RwLock::new(view))),
-            settings,
-        }
+        Self::new(StateSource::Memory(Box::new(RwLock::new(view))), settings)
     }
 
     /// Expires the records admission made that no controller will (standalone state only; in a cluster
@@ -132,8 +147,9 @@ impl Admission {
         decision
     }
 
-    /// Decides; writes the status the decision depends on with its resourceVersion precondition; on a
-    /// conflict re-reads the object and decides again, at most [`MAX_WRITE_ATTEMPTS`] times.
+    /// Decides; writes the status the decision depends on with its resourceVersion precondition (deltas
+    /// grouped with concurrent ones to the same object, [`GroupCommit`]); when the write conflicts or a
+    /// delta no longer holds, decides again on the refreshed cache, at most [`MAX_WRITE_ATTEMPTS`] times.
     async fn decide_in_cluster(
         &self,
         cache: &ClusterCache,
@@ -146,17 +162,10 @@ impl Admission {
             if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
                 return decision;
             }
-            match write_all(cache, &decision.writes).await {
+            match self.record(cache, &decision.writes).await {
                 Ok(()) => return decision,
-                Err((WriteError::Conflict { .. }, write)) => {
-                    if let Err(e) = cache.refresh(&write.target).await {
-                        let t = &write.target;
-                        let message = format!("cannot re-read {} {}/{}: {e}", t.kind, t.namespace, t.name);
-                        return Decision::deny(500, "InternalError", message);
-                    }
-                    conflicted = Some(write);
-                }
-                Err((e, _)) => {
+                Err(Retry::DecideAgain(write)) => conflicted = Some(write),
+                Err(Retry::Failed(e)) => {
                     return Decision::deny(500, "InternalError", format!("cannot record the decision: {e}"));
                 }
             }
@@ -167,33 +176,65 @@ impl Admission {
             |write| kruise_webhooks::conflict_denial(&write),
         )
     }
+
+    /// Writes every status, in order: deltas through the group commit, complete statuses alone.
+    async fn record(&self, cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), Retry> {
+        for write in writes {
+            if GroupCommit::groups(&write.change) {
+                match self.groups.submit(cache, write.clone()).await {
+                    Outcome::Recorded => continue,
+                    Outcome::DecideAgain => return Err(Retry::DecideAgain(write.clone())),
+                    Outcome::Failed(e) => return Err(Retry::Failed(e)),
+                }
+            }
+            write_one(cache, write).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a decision's writes were not all stored.
+enum Retry {
+    /// Decide again: the object changed (the cache has been refreshed) or a delta no longer holds.
+    DecideAgain(StatusWrite),
+    Failed(WriteError),
 }
 
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
 
-/// Writes every status, in order, remembering what the API server stored. A change decided on an object
-/// the cache has replaced since is a conflict, as the API server would answer.
-async fn write_all(cache: &ClusterCache, writes: &[StatusWrite]) -> Result<(), (WriteError, StatusWrite)> {
-    for write in writes {
-        let t = &write.target;
-        let status = write.new_status(cache).map_err(|e| {
-            let e = match e {
-                kruise_core::view::WriteError::Conflict { .. } => WriteError::Conflict {
-                    kind: t.kind.clone(),
-                    namespace: t.namespace.clone(),
-                    name: t.name.clone(),
-                },
-                other => WriteError::Invalid(other.to_string()),
-            };
-            (e, write.clone())
-        })?;
-        let stored = write_status(cache.client(), t, write.resource_version.as_deref(), &status)
-            .await
-            .map_err(|e| (e, write.clone()))?;
-        cache.remember(&stored);
+/// Writes one complete status, remembering what the API server stored. A change decided on an object
+/// the cache has replaced since is a conflict, as the API server would answer; on a conflict the object
+/// is read again.
+async fn write_one(cache: &ClusterCache, write: &StatusWrite) -> Result<(), Retry> {
+    let t = &write.target;
+    let status = match write.new_status(cache) {
+        Ok(status) => status,
+        Err(kruise_core::view::WriteError::Conflict { .. }) => return Err(reread(cache, write).await),
+        Err(other) => return Err(Retry::Failed(WriteError::Invalid(other.to_string()))),
+    };
+    match write_status(cache.client(), t, write.resource_version.as_deref(), &status).await {
+        Ok(stored) => {
+            cache.remember(&stored);
+            Ok(())
+        }
+        Err(WriteError::Conflict { .. }) => Err(reread(cache, write).await),
+        Err(e) => Err(Retry::Failed(e)),
     }
-    Ok(())
+}
+
+/// After a conflict: the target read again into the cache, so the decision is made again on it.
+async fn reread(cache: &ClusterCache, write: &StatusWrite) -> Retry {
+    match cache.refresh(&write.target).await {
+        Ok(()) => Retry::DecideAgain(write.clone()),
+        Err(e) => {
+            let t = &write.target;
+            Retry::Failed(WriteError::Invalid(format!(
+                "cannot re-read {} {}/{}: {e}",
+                t.kind, t.namespace, t.name
+            )))
+        }
+    }
 }
 
 #[cfg(test)]

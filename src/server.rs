@@ -161,10 +161,7 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         background.push(caches);
         (state, store)
     };
-    let admission = Admission {
-        state,
-        settings: args.settings(),
-    };
+    let admission = Admission::new(state, args.settings());
     let certs = Arc::new(CertManager::new(
         cert_config(&args),
         store,

@@ -62,10 +62,7 @@ async fn replica(cluster: &Cluster) -> Arc<Admission> {
         .await
         .expect("caches synced")
         .unwrap();
-    Arc::new(Admission {
-        state: StateSource::Cluster(cache),
-        settings: Settings::default(),
-    })
+    Arc::new(Admission::new(StateSource::Cluster(cache), Settings::default()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -8,6 +8,7 @@ mod admit_stored_objects;
 mod cluster_advanced_statefulset;
 mod cluster_certs;
 mod cluster_events;
+mod cluster_group_commit;
 mod cluster_pub_race;
 mod common;
 mod completion;

@@ -245,7 +245,11 @@ fn a_grouped_status_takes_each_delta_only_while_it_still_holds() {
     assert_eq!(grouped.accepted, [true, false, true, false]);
     assert_eq!(grouped.resource_version, "8");
     assert_eq!(grouped.status["unavailableAllowed"], 0);
-    let recorded: Vec<&String> = grouped.status["disruptedPods"].as_object().unwrap().keys().collect();
+    let recorded: Vec<&String> = grouped.status["disruptedPods"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
     assert_eq!(recorded, ["a", "b"]);
 
     view.add(
