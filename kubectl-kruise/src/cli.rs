@@ -30,6 +30,9 @@ pub enum Command {
     /// Set fields of the pod template of a CloneSet or Advanced StatefulSet (and images of a SidecarSet).
     #[command(subcommand)]
     Set(Set),
+    /// Show the details of a Kruise Rollout.
+    #[command(subcommand)]
+    Describe(Describe),
     /// Delete chosen pods of a CloneSet and lower its replicas by as many.
     #[command(
         after_help = "Examples:\n  # delete pods web-abcde and web-fghij, replicas 5 -> 3\n  kubectl kruise scaledown cloneset/web --pods web-abcde,web-fghij"
@@ -166,15 +169,23 @@ pub enum Rollout {
     History(HistoryArgs),
     /// Roll the pod template back to a former revision.
     #[command(
-        after_help = "Examples:\n  kubectl kruise rollout undo cloneset/web\n  kubectl kruise rollout undo cloneset/web --to-revision 1\n  kubectl kruise rollout undo cloneset/web --dry-run=client"
+        after_help = "Examples:\n  kubectl kruise rollout undo cloneset/web\n  kubectl kruise rollout undo cloneset/web --to-revision 1\n  kubectl kruise rollout undo cloneset/web --dry-run=client\n  # the workload of Rollout rollout-demo\n  kubectl kruise rollout undo rollout/rollout-demo\n  # back to an earlier step of the release that sends no traffic\n  kubectl kruise rollout undo rollout/rollout-demo --fast"
     )]
     Undo(UndoArgs),
-    /// Pause the update of a CloneSet (`spec.updateStrategy.paused`).
-    #[command(after_help = "Examples:\n  kubectl kruise rollout pause cloneset/web")]
+    /// Pause the update of a CloneSet (`spec.updateStrategy.paused`) or a Kruise Rollout
+    /// (`spec.strategy.paused`).
+    #[command(
+        after_help = "Examples:\n  kubectl kruise rollout pause cloneset/web\n  kubectl kruise rollout pause rollout/rollout-demo"
+    )]
     Pause(TargetArgs),
-    /// Resume a paused CloneSet update.
-    #[command(after_help = "Examples:\n  kubectl kruise rollout resume cloneset/web")]
+    /// Resume a paused CloneSet update or Kruise Rollout.
+    #[command(
+        after_help = "Examples:\n  kubectl kruise rollout resume cloneset/web\n  kubectl kruise rollout resume rollout/rollout-demo"
+    )]
     Resume(TargetArgs),
+    /// Let a Kruise Rollout waiting at a paused step go on (`StepPaused` → `StepReady`).
+    #[command(after_help = "Examples:\n  kubectl kruise rollout approve rollout/rollout-demo -n ns-demo")]
+    Approve(TargetArgs),
     /// Restart every pod (recreates them: sets RESTARTED_AT in the template's containers).
     #[command(
         after_help = "Examples:\n  kubectl kruise rollout restart cloneset/web\n  kubectl kruise rollout restart cloneset/web cloneset/api"
@@ -233,6 +244,40 @@ pub struct UndoArgs {
     /// `none`, `client` (print the template it would restore) or `server`.
     #[arg(long, value_enum, default_value_t = DryRun::None, num_args = 0..=1, default_missing_value = "client")]
     pub dry_run: DryRun,
+    /// Kruise Rollouts: go back to the earlier step that sends no traffic and has the most replicas.
+    #[arg(long)]
+    pub fast: bool,
+}
+
+/// `describe …`.
+#[derive(Debug, Subcommand)]
+pub enum Describe {
+    /// Phase, steps, traffic routing, workload replicas and pods of a Kruise Rollout.
+    #[command(
+        visible_aliases = ["rollouts", "ro"],
+        after_help = "Examples:\n  kubectl kruise describe rollout rollout-demo -n default\n  # print it again at every change, for five minutes\n  kubectl kruise describe rollout rollout-demo -w --timeout 300\n  # every pod of the workload, not only the current batch's\n  kubectl kruise describe rollout rollout-demo --all --no-color"
+    )]
+    Rollout(DescribeRolloutArgs),
+}
+
+/// `describe rollout`.
+#[derive(Debug, Args)]
+pub struct DescribeRolloutArgs {
+    /// The Rollout's name (`NAME`, or `rollout/NAME`).
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    /// Print the Rollout again at each change.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// Print without colours or screen clearing.
+    #[arg(long)]
+    pub no_color: bool,
+    /// With -w, stop after this long (seconds, or e.g. `5m`; `0`: never).
+    #[arg(long, default_value = "0")]
+    pub timeout: String,
+    /// List every pod of the workload, not only those of the current batch.
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// kubectl's `--dry-run`.

@@ -108,3 +108,50 @@ pub fn delegate_to_kubectl() -> Result<u8, Error> {
         .map_err(|e| Error::Failed(format!("cannot run {kubectl}: {e}")))?;
     Ok(status.code().map_or(1, |c| u8::try_from(c).unwrap_or(1)))
 }
+
+impl KubeFlags {
+    /// The connection flags as kubectl takes them, with `namespace` as `-n`.
+    pub fn kubectl_args(&self, namespace: &str) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut flag = |name: &str, value: Option<String>| {
+            if let Some(value) = value {
+                args.push(format!("--{name}={value}"));
+            }
+        };
+        flag(
+            "kubeconfig",
+            self.kubeconfig.as_ref().map(|p| p.display().to_string()),
+        );
+        flag("context", self.context.clone());
+        flag("cluster", self.cluster.clone());
+        flag("user", self.user.clone());
+        flag("server", self.server.clone());
+        flag("token", self.token.clone());
+        if self.insecure_skip_tls_verify {
+            args.push("--insecure-skip-tls-verify".to_string());
+        }
+        args.push(format!("--namespace={namespace}"));
+        args
+    }
+}
+
+/// Runs `kubectl ARGS` for a built-in kind the plugin reached through another object (a Rollout's
+/// workload): its output goes to stdout, its error (without kubectl's `error: `) is returned.
+pub fn run_kubectl(args: &[String]) -> Result<(), Error> {
+    let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".to_string());
+    let out = std::process::Command::new(&kubectl)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| Error::Failed(format!("cannot run {kubectl}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let text = text.trim_end();
+    Err(Error::Failed(
+        text.strip_prefix("error: ").unwrap_or(text).to_string(),
+    ))
+}

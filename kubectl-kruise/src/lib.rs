@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod client;
 pub mod create;
+pub mod describe;
 pub mod exec;
 pub mod explain;
 pub mod expose;
