@@ -150,8 +150,69 @@ pub fn run_kubectl(args: &[String]) -> Result<(), Error> {
         return Ok(());
     }
     let text = String::from_utf8_lossy(&out.stderr);
-    let text = text.trim_end();
-    Err(Error::Failed(
-        text.strip_prefix("error: ").unwrap_or(text).to_string(),
-    ))
+    Err(kubectl_error(text.trim_end(), out.status.code()))
+}
+
+/// What kubectl printed on failure, as this plugin's error (an API error stays one).
+fn kubectl_error(text: &str, code: Option<i32>) -> Error {
+    if let Some((reason, message)) = text
+        .strip_prefix("Error from server (")
+        .and_then(|rest| rest.split_once("): "))
+    {
+        return Error::Api {
+            reason: reason.to_string(),
+            message: message.to_string(),
+        };
+    }
+    match text.strip_prefix("error: ").unwrap_or(text) {
+        "" => Error::Failed(format!(
+            "kubectl exited with code {}",
+            code.map_or("none".to_string(), |c| c.to_string())
+        )),
+        message => Error::Failed(message.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_failures_print_as_they_did() {
+        let api = kubectl_error(
+            "Error from server (NotFound): deployments.apps \"shop\" not found",
+            Some(1),
+        );
+        assert_eq!(
+            api.printed(),
+            "Error from server (NotFound): deployments.apps \"shop\" not found"
+        );
+        assert_eq!(
+            kubectl_error("error: no rollout history found", Some(1)).printed(),
+            "error: no rollout history found"
+        );
+        assert_eq!(
+            kubectl_error("", Some(3)).printed(),
+            "error: kubectl exited with code 3"
+        );
+    }
+
+    #[test]
+    fn connection_flags_go_to_kubectl() {
+        let flags = KubeFlags {
+            kubeconfig: Some("/tmp/k".into()),
+            context: Some("dev".into()),
+            insecure_skip_tls_verify: true,
+            ..KubeFlags::default()
+        };
+        assert_eq!(
+            flags.kubectl_args("shop"),
+            [
+                "--kubeconfig=/tmp/k",
+                "--context=dev",
+                "--insecure-skip-tls-verify",
+                "--namespace=shop"
+            ]
+        );
+    }
 }

@@ -195,6 +195,41 @@ fn approve_pause_resume_fast_undo_and_the_unsupported_verbs_of_a_v1beta1_rollout
         &kruise(&c, &["rollout", "restart", "rollout/demo"]),
         r#"error: rollouts.rollouts.kruise.io "demo" restarting is not supported"#,
     );
+
+    // A built-in workload is undone by kubectl's own `rollout undo`; its errors come back as printed.
+    c.apply(
+        "apiVersion: rollouts.kruise.io/v1beta1
+kind: Rollout
+metadata:
+  name: shop
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: shop}
+  strategy: {canary: {steps: [{replicas: 1}]}}
+",
+    );
+    fails(
+        &kruise(&c, &["rollout", "undo", "rollout/shop"]),
+        r#"Error from server (NotFound): deployments.apps "shop" not found"#,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = common::recording_kubectl(dir.path(), 0);
+    let out = c.run_env(
+        &[("KUBECTL", recorder.to_str().unwrap())],
+        &[
+            "kruise",
+            "rollout",
+            "undo",
+            "rollout/shop",
+            "--to-revision=2",
+            "--dry-run=server",
+        ],
+        None,
+    );
+    succeeds(
+        &out,
+        "rollout\nundo\ndeployments.v1.apps/shop\n--to-revision=2\n--dry-run=server\n--namespace=default",
+    );
+
     fails(
         &kruise(&c, &["rollout", "approve", "rollout/absent"]),
         r#"Error from server (NotFound): rollouts.rollouts.kruise.io "absent" not found"#,
