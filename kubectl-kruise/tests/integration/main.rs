@@ -11,3 +11,4 @@ mod plugin_explain;
 mod plugin_kruise_rollout;
 mod plugin_rollout;
 mod plugin_set;
+mod rollout_status_conflict;
