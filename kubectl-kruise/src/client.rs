@@ -109,32 +109,6 @@ pub fn delegate_to_kubectl() -> Result<u8, Error> {
     Ok(status.code().map_or(1, |c| u8::try_from(c).unwrap_or(1)))
 }
 
-impl KubeFlags {
-    /// The connection flags as kubectl takes them, with `namespace` as `-n`.
-    pub fn kubectl_args(&self, namespace: &str) -> Vec<String> {
-        let mut args = Vec::new();
-        let mut flag = |name: &str, value: Option<String>| {
-            if let Some(value) = value {
-                args.push(format!("--{name}={value}"));
-            }
-        };
-        flag(
-            "kubeconfig",
-            self.kubeconfig.as_ref().map(|p| p.display().to_string()),
-        );
-        flag("context", self.context.clone());
-        flag("cluster", self.cluster.clone());
-        flag("user", self.user.clone());
-        flag("server", self.server.clone());
-        flag("token", self.token.clone());
-        if self.insecure_skip_tls_verify {
-            args.push("--insecure-skip-tls-verify".to_string());
-        }
-        args.push(format!("--namespace={namespace}"));
-        args
-    }
-}
-
 /// Runs `kubectl ARGS` for a built-in kind the plugin reached through another object (a Rollout's
 /// workload): its output goes to stdout, its error (without kubectl's `error: `) is returned.
 pub fn run_kubectl(args: &[String]) -> Result<(), Error> {
@@ -194,25 +168,6 @@ mod tests {
         assert_eq!(
             kubectl_error("", Some(3)).printed(),
             "error: kubectl exited with code 3"
-        );
-    }
-
-    #[test]
-    fn connection_flags_go_to_kubectl() {
-        let flags = KubeFlags {
-            kubeconfig: Some("/tmp/k".into()),
-            context: Some("dev".into()),
-            insecure_skip_tls_verify: true,
-            ..KubeFlags::default()
-        };
-        assert_eq!(
-            flags.kubectl_args("shop"),
-            [
-                "--kubeconfig=/tmp/k",
-                "--context=dev",
-                "--insecure-skip-tls-verify",
-                "--namespace=shop"
-            ]
         );
     }
 }

@@ -124,7 +124,7 @@ pub async fn run_all(
                     DryRun::Client => args.push("--dry-run=client".to_string()),
                     DryRun::Server => args.push("--dry-run=server".to_string()),
                 }
-                args.extend(kube.kubectl_args(&session.namespace));
+                args.extend(crate::get::kubectl_flags(kube));
                 run_kubectl(&args)
             }
         };

@@ -182,6 +182,10 @@ fn approve_pause_resume_fast_undo_and_the_unsupported_verbs_of_a_v1beta1_rollout
         r#"error: rollouts.rollouts.kruise.io "demo" already at the first step"#,
     );
 
+    // `get all` lists Rollouts when the server serves them.
+    let all = c.ok(&["kruise", "get", "all"]);
+    assert!(all.contains("rollout.rollouts.kruise.io/demo"), "{all}");
+
     // The verbs a Rollout does not support, in kruise-tools' words.
     fails(
         &kruise(&c, &["rollout", "status", "rollout/demo"]),
@@ -227,7 +231,7 @@ spec:
     );
     succeeds(
         &out,
-        "rollout\nundo\ndeployments.v1.apps/shop\n--to-revision=2\n--dry-run=server\n--namespace=default",
+        "rollout\nundo\ndeployments.v1.apps/shop\n--to-revision=2\n--dry-run=server",
     );
 
     fails(
