@@ -240,6 +240,22 @@ spec:
     );
 }
 
+/// `kubectl kruise ARGS` once its output starts with `head` (within 30 s).
+fn described(c: &Cluster, args: &[&str], head: &str) -> Output {
+    let start = std::time::Instant::now();
+    loop {
+        let out = kruise(c, args);
+        if out.code == 0 && out.stdout.starts_with(head) {
+            return out;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "expected to start with:\n{head}\ngot: {out:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
 #[test]
 fn undo_rolls_the_referenced_workload_back_once_and_describe_shows_the_release() {
     let c = start();
@@ -272,8 +288,6 @@ fn undo_rolls_the_referenced_workload_back_once_and_describe_shows_the_release()
     c.ok(&["label", "pod", pods[0], "rollouts.kruise.io/rollout-batch-id=1"]);
 
     // describe: the current batch's pods only; --all: every pod of the CloneSet.
-    let out = kruise(&c, &["describe", "rollout", "demo", "--no-color"]);
-    assert_eq!(out.code, 0, "{out:?}");
     let expected_head = format!(
         "\
 Name:              demo
@@ -304,7 +318,8 @@ Replicas:
  Available:        3
 "
     );
-    assert!(out.stdout.starts_with(&expected_head), "{}", out.stdout);
+    // The counts are the CloneSet's status at the time: described until it shows the settled one.
+    let out = described(&c, &["describe", "rollout", "demo", "--no-color"], &expected_head);
     let table: Vec<&str> = out.stdout[expected_head.len()..].lines().collect();
     assert_eq!(table.len(), 2, "{table:?}");
     let header = table[0].split_whitespace().collect::<Vec<_>>().join(" ");
@@ -322,11 +337,11 @@ Replicas:
         (pods[0], "1/1", "1", hash.as_str(), "Running"),
         "{table:?}"
     );
-    let all = kruise(
+    let all = described(
         &c,
         &["describe", "rollout", "rollout/demo", "--no-color", "--all"],
+        &expected_head,
     );
-    assert_eq!(all.code, 0, "{all:?}");
     let rows: Vec<&str> = all.stdout[expected_head.len()..].lines().skip(1).collect();
     assert_eq!(rows.len(), 3, "{}", all.stdout);
     // By batch id as text: the pods outside any batch ("") first.
