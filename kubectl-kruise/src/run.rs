@@ -130,7 +130,7 @@ async fn rollout_command(
             }
             Ok(())
         }
-        Rollout::Undo(a) if a.fast => rollout::approve::fast_undo(session, targets).await,
+        Rollout::Undo(a) if a.fast => rollout::approve::fast_undo(session, targets, a.dry_run).await,
         Rollout::Undo(a) => rollout::undo::run_all(session, kube, targets, a.to_revision, a.dry_run).await,
         Rollout::Approve(_) => rollout::approve::approve(session, targets).await,
         Rollout::Pause(_) => rollout::pause::pause_or_resume(session, targets, true).await,

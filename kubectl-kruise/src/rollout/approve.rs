@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::{
     Error,
+    cli::DryRun,
     client::Session,
     kinds::{Kind, Target},
     rollout::{kruise_rollout, pause::gather_errors},
@@ -48,6 +49,7 @@ pub async fn resolve(session: &Session, targets: Vec<Target>) -> Result<Vec<Targ
 async fn write_status(
     session: &Session,
     target: &Target,
+    dry_run: DryRun,
     decide: impl Fn(&Value) -> Result<Value, String>,
 ) -> Result<Result<(), String>, Error> {
     let api = session.api(target.ty.resource()?);
@@ -59,6 +61,9 @@ async fn write_status(
             Ok(patch) => patch,
             Err(why) => return Ok(Err(why)),
         };
+        if dry_run == DryRun::Client {
+            return Ok(Ok(()));
+        }
         if let (Some(map), Some(version)) = (
             patch.as_object_mut(),
             object.pointer("/metadata/resourceVersion").cloned(),
@@ -66,7 +71,14 @@ async fn write_status(
             map.insert("metadata".into(), serde_json::json!({"resourceVersion": version}));
         }
         match api
-            .patch_status(&target.name, &PatchParams::default(), &Patch::Merge(patch))
+            .patch_status(
+                &target.name,
+                &PatchParams {
+                    dry_run: dry_run == DryRun::Server,
+                    ..PatchParams::default()
+                },
+                &Patch::Merge(patch),
+            )
             .await
         {
             Ok(_) => return Ok(Ok(())),
@@ -81,6 +93,7 @@ async fn write_status(
 async fn each(
     session: &Session,
     targets: &[Target],
+    dry_run: DryRun,
     done: &str,
     unsupported: &str,
     decide: fn(&Value) -> Result<Value, String>,
@@ -88,12 +101,20 @@ async fn each(
     let mut errors = Vec::new();
     for target in targets {
         let outcome = if target.ty.kind == Kind::Rollout {
-            write_status(session, target, decide).await
+            write_status(session, target, dry_run, decide).await
         } else {
             Ok(Err(unsupported.to_string()))
         };
         match outcome {
-            Ok(Ok(())) => println!("{} {done}", target.display()),
+            Ok(Ok(())) => println!(
+                "{} {done}{}",
+                target.display(),
+                match dry_run {
+                    DryRun::None => "",
+                    DryRun::Client => " (dry run)",
+                    DryRun::Server => " (server dry run)",
+                }
+            ),
             Ok(Err(why)) => errors.push(Error::Failed(format!(
                 "{} {:?} {why}",
                 target.ty.resource_string(),
@@ -110,6 +131,7 @@ pub async fn approve(session: &Session, targets: &[Target]) -> Result<(), Error>
     each(
         session,
         targets,
+        DryRun::None,
         "approved",
         "approving is not supported",
         kruise_rollout::approve_patch,
@@ -117,11 +139,13 @@ pub async fn approve(session: &Session, targets: &[Target]) -> Result<(), Error>
     .await
 }
 
-/// `rollout undo --fast`: each Rollout goes back to an earlier step that sends no traffic.
-pub async fn fast_undo(session: &Session, targets: &[Target]) -> Result<(), Error> {
+/// `rollout undo --fast`: each Rollout goes back to an earlier step that sends no traffic
+/// (`--dry-run`: decided, printed, not written; kruise-tools writes anyway).
+pub async fn fast_undo(session: &Session, targets: &[Target], dry_run: DryRun) -> Result<(), Error> {
     each(
         session,
         targets,
+        dry_run,
         "rolled back",
         "rollback is not supported on given object",
         kruise_rollout::fast_undo_patch,

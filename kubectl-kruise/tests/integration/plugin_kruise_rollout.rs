@@ -164,6 +164,25 @@ fn approve_pause_resume_fast_undo_and_the_unsupported_verbs_of_a_v1beta1_rollout
         "demo",
         r#"{"currentStepIndex": 3, "canaryStatus": {"currentStepIndex": 3, "currentStepState": "StepPaused"}}"#,
     );
+    // A dry run decides and writes nothing (kruise-tools writes anyway).
+    succeeds(
+        &kruise(
+            &c,
+            &["rollout", "undo", "rollout/demo", "--fast", "--dry-run=client"],
+        ),
+        "rollout.rollouts.kruise.io/demo rolled back (dry run)",
+    );
+    succeeds(
+        &kruise(
+            &c,
+            &["rollout", "undo", "rollout/demo", "--fast", "--dry-run=server"],
+        ),
+        "rollout.rollouts.kruise.io/demo rolled back (server dry run)",
+    );
+    assert_eq!(
+        c.jsonpath("rollout/demo", "{.status.canaryStatus.nextStepIndex}"),
+        ""
+    );
     succeeds(
         &kruise(&c, &["rollout", "undo", "rollout/demo", "--fast"]),
         "rollout.rollouts.kruise.io/demo rolled back",
