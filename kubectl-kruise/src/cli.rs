@@ -30,6 +30,9 @@ pub enum Command {
     /// Set fields of the pod template of a CloneSet or Advanced StatefulSet (and images of a SidecarSet).
     #[command(subcommand)]
     Set(Set),
+    /// Show the details of a Kruise Rollout.
+    #[command(subcommand)]
+    Describe(Describe),
     /// Delete chosen pods of a CloneSet and lower its replicas by as many.
     #[command(
         after_help = "Examples:\n  # delete pods web-abcde and web-fghij, replicas 5 -> 3\n  kubectl kruise scaledown cloneset/web --pods web-abcde,web-fghij"
@@ -166,15 +169,23 @@ pub enum Rollout {
     History(HistoryArgs),
     /// Roll the pod template back to a former revision.
     #[command(
-        after_help = "Examples:\n  kubectl kruise rollout undo cloneset/web\n  kubectl kruise rollout undo cloneset/web --to-revision 1\n  kubectl kruise rollout undo cloneset/web --dry-run=client"
+        after_help = "Examples:\n  kubectl kruise rollout undo cloneset/web\n  kubectl kruise rollout undo cloneset/web --to-revision 1\n  kubectl kruise rollout undo cloneset/web --dry-run=client\n  # the workload of Rollout rollout-demo\n  kubectl kruise rollout undo rollout/rollout-demo\n  # back to an earlier step of the release that sends no traffic\n  kubectl kruise rollout undo rollout/rollout-demo --fast"
     )]
     Undo(UndoArgs),
-    /// Pause the update of a CloneSet (`spec.updateStrategy.paused`).
-    #[command(after_help = "Examples:\n  kubectl kruise rollout pause cloneset/web")]
+    /// Pause the update of a CloneSet (`spec.updateStrategy.paused`) or a Kruise Rollout
+    /// (`spec.strategy.paused`).
+    #[command(
+        after_help = "Examples:\n  kubectl kruise rollout pause cloneset/web\n  kubectl kruise rollout pause rollout/rollout-demo"
+    )]
     Pause(TargetArgs),
-    /// Resume a paused CloneSet update.
-    #[command(after_help = "Examples:\n  kubectl kruise rollout resume cloneset/web")]
+    /// Resume a paused CloneSet update or Kruise Rollout.
+    #[command(
+        after_help = "Examples:\n  kubectl kruise rollout resume cloneset/web\n  kubectl kruise rollout resume rollout/rollout-demo"
+    )]
     Resume(TargetArgs),
+    /// Let a Kruise Rollout waiting at a paused step go on (`StepPaused` → `StepReady`).
+    #[command(after_help = "Examples:\n  kubectl kruise rollout approve rollout/rollout-demo -n ns-demo")]
+    Approve(TargetArgs),
     /// Restart every pod (recreates them: sets RESTARTED_AT in the template's containers).
     #[command(
         after_help = "Examples:\n  kubectl kruise rollout restart cloneset/web\n  kubectl kruise rollout restart cloneset/web cloneset/api"
@@ -233,6 +244,40 @@ pub struct UndoArgs {
     /// `none`, `client` (print the template it would restore) or `server`.
     #[arg(long, value_enum, default_value_t = DryRun::None, num_args = 0..=1, default_missing_value = "client")]
     pub dry_run: DryRun,
+    /// Kruise Rollouts: go back to the earlier step that sends no traffic and has the most replicas.
+    #[arg(long)]
+    pub fast: bool,
+}
+
+/// `describe …`.
+#[derive(Debug, Subcommand)]
+pub enum Describe {
+    /// Phase, steps, traffic routing, workload replicas and pods of a Kruise Rollout.
+    #[command(
+        visible_aliases = ["rollouts", "ro"],
+        after_help = "Examples:\n  kubectl kruise describe rollout rollout-demo -n default\n  # print it again at every change, for five minutes\n  kubectl kruise describe rollout rollout-demo -w --timeout 300\n  # every pod of the workload, not only the current batch's\n  kubectl kruise describe rollout rollout-demo --all --no-color"
+    )]
+    Rollout(DescribeRolloutArgs),
+}
+
+/// `describe rollout`.
+#[derive(Debug, Args)]
+pub struct DescribeRolloutArgs {
+    /// The Rollout's name (`NAME`, or `rollout/NAME`).
+    #[arg(required = true)]
+    pub names: Vec<String>,
+    /// Print the Rollout again at each change.
+    #[arg(short = 'w', long)]
+    pub watch: bool,
+    /// Print without colours or screen clearing.
+    #[arg(long)]
+    pub no_color: bool,
+    /// With -w, stop after this long (seconds, or e.g. `5m`; `0`: never).
+    #[arg(long, default_value = "0")]
+    pub timeout: String,
+    /// List every pod of the workload, not only those of the current batch.
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// kubectl's `--dry-run`.
@@ -480,40 +525,7 @@ pub struct CompletionArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Parses a kubectl duration (`0`, `90s`, `5m`, `1h`, `1m30s`).
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, crate::Error> {
-    let bad = || crate::Error::Usage(format!("invalid duration {text:?} (use e.g. 90s, 5m, 1h)"));
-    if let Ok(seconds) = text.parse::<u64>() {
-        return Ok(std::time::Duration::from_secs(seconds));
-    }
-    let mut total = 0f64;
-    let mut number = String::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c.is_ascii_digit() || c == '.' {
-            number.push(c);
-            continue;
-        }
-        let unit = if c == 'm' && chars.peek() == Some(&'s') {
-            chars.next();
-            0.001
-        } else {
-            match c {
-                'h' => 3600.0,
-                'm' => 60.0,
-                's' => 1.0,
-                _ => return Err(bad()),
-            }
-        };
-        let value: f64 = number.parse().map_err(|_| bad())?;
-        total += value * unit;
-        number.clear();
-    }
-    if !number.is_empty() || !total.is_finite() {
-        return Err(bad());
-    }
-    Ok(std::time::Duration::from_secs_f64(total))
-}
+pub use crate::duration::parse_duration;
 
 #[cfg(test)]
 mod tests {
@@ -538,17 +550,6 @@ mod tests {
             }
         }
         walk(&command, "");
-    }
-
-    #[test]
-    fn durations_read_as_kubectl_writes_them() {
-        assert_eq!(parse_duration("0").unwrap().as_secs(), 0);
-        assert_eq!(parse_duration("90s").unwrap().as_secs(), 90);
-        assert_eq!(parse_duration("1m30s").unwrap().as_secs(), 90);
-        assert_eq!(parse_duration("2h").unwrap().as_secs(), 7200);
-        assert_eq!(parse_duration("500ms").unwrap().as_millis(), 500);
-        assert!(parse_duration("5x").is_err());
-        assert!(parse_duration("5m3").is_err());
     }
 }
 

@@ -108,3 +108,66 @@ pub fn delegate_to_kubectl() -> Result<u8, Error> {
         .map_err(|e| Error::Failed(format!("cannot run {kubectl}: {e}")))?;
     Ok(status.code().map_or(1, |c| u8::try_from(c).unwrap_or(1)))
 }
+
+/// Runs `kubectl ARGS` for a built-in kind the plugin reached through another object (a Rollout's
+/// workload): its output goes to stdout, its error (without kubectl's `error: `) is returned.
+pub fn run_kubectl(args: &[String]) -> Result<(), Error> {
+    let kubectl = std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".to_string());
+    let out = std::process::Command::new(&kubectl)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| Error::Failed(format!("cannot run {kubectl}: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    Err(kubectl_error(text.trim_end(), out.status.code()))
+}
+
+/// What kubectl printed on failure, as this plugin's error (an API error stays one).
+fn kubectl_error(text: &str, code: Option<i32>) -> Error {
+    if let Some((reason, message)) = text
+        .strip_prefix("Error from server (")
+        .and_then(|rest| rest.split_once("): "))
+    {
+        return Error::Api {
+            reason: reason.to_string(),
+            message: message.to_string(),
+        };
+    }
+    match text.strip_prefix("error: ").unwrap_or(text) {
+        "" => Error::Failed(format!(
+            "kubectl exited with code {}",
+            code.map_or("none".to_string(), |c| c.to_string())
+        )),
+        message => Error::Failed(message.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_failures_print_as_they_did() {
+        let api = kubectl_error(
+            "Error from server (NotFound): deployments.apps \"shop\" not found",
+            Some(1),
+        );
+        assert_eq!(
+            api.printed(),
+            "Error from server (NotFound): deployments.apps \"shop\" not found"
+        );
+        assert_eq!(
+            kubectl_error("error: no rollout history found", Some(1)).printed(),
+            "error: no rollout history found"
+        );
+        assert_eq!(
+            kubectl_error("", Some(3)).printed(),
+            "error: kubectl exited with code 3"
+        );
+    }
+}

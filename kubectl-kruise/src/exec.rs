@@ -80,7 +80,7 @@ fn workload_resource(type_name: &str) -> Result<ApiResource, Error> {
             Kind::CloneSet | Kind::AdvancedStatefulSet | Kind::AdvancedDaemonSet | Kind::Pod => {
                 return ty.resource().cloned();
             }
-            Kind::SidecarSet | Kind::BroadcastJob | Kind::ContainerRecreateRequest => {
+            Kind::SidecarSet | Kind::BroadcastJob | Kind::ContainerRecreateRequest | Kind::Rollout => {
                 let r = ty.resource()?;
                 return Err(Error::Failed(format!(
                     "cannot attach to {}.{}: selector for it not implemented",

@@ -11,6 +11,7 @@ pub const KINDS: &[&str] = &[
     "clonesets.apps.kruise.io",
     "statefulsets.apps.kruise.io",
     "daemonsets.apps.kruise.io",
+    "rollouts.rollouts.kruise.io",
     "broadcastjobs.apps.kruise.io",
     "containerrecreaterequests.apps.kruise.io",
     "advancedcronjobs.apps.kruise.io",

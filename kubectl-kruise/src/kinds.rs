@@ -18,6 +18,8 @@ pub enum Kind {
     SidecarSet,
     BroadcastJob,
     ContainerRecreateRequest,
+    /// Kruise Rollout (`rollouts.kruise.io`); its served version is asked of the server.
+    Rollout,
     Pod,
     /// Deployment, StatefulSet, DaemonSet, ReplicaSet…: kubectl's own commands apply.
     Native,
@@ -114,6 +116,20 @@ const TABLE: &[Row] = &[
             "containerrecreaterequests.apps.kruise.io",
         ],
     ),
+    (
+        Kind::Rollout,
+        "Rollout",
+        "rollouts.kruise.io",
+        "v1beta1",
+        "rollouts",
+        &[
+            "rollout",
+            "rollouts",
+            "rollouts.kruise.io",
+            "rollout.rollouts.kruise.io",
+            "rollouts.rollouts.kruise.io",
+        ],
+    ),
     (Kind::Pod, "Pod", "", "v1", "pods", &["pod", "pods", "po"]),
 ];
 
@@ -151,12 +167,24 @@ pub struct Type {
     /// What the user wrote (for kubectl, and for messages).
     pub written: String,
     resource: Option<ApiResource>,
+    /// The version was written (`rollouts.v1alpha1.rollouts.kruise.io`), not to be discovered.
+    pub pinned: bool,
 }
 
 impl Type {
     /// Resolves a type name as kubectl spells it.
     pub fn parse(name: &str) -> Result<Type, Error> {
         let lower = name.to_ascii_lowercase();
+        if let Some(version) = lower
+            .strip_prefix("rollouts.")
+            .and_then(|rest| rest.strip_suffix(".rollouts.kruise.io"))
+            .filter(|v| ["v1alpha1", "v1beta1"].contains(v))
+        {
+            let mut ty = Type::parse("rollouts")?.with_version(version);
+            ty.written = name.to_string();
+            ty.pinned = true;
+            return Ok(ty);
+        }
         for (kind, kind_name, group, version, plural, names) in TABLE {
             if names.contains(&lower.as_str()) {
                 let api_version = if group.is_empty() {
@@ -174,6 +202,7 @@ impl Type {
                         kind: kind_name.to_string(),
                         plural: plural.to_string(),
                     }),
+                    pinned: false,
                 });
             }
         }
@@ -182,6 +211,7 @@ impl Type {
                 kind: Kind::Native,
                 written: name.to_string(),
                 resource: None,
+                pinned: false,
             });
         }
         Err(Error::Usage(format!(
@@ -194,6 +224,24 @@ impl Type {
         self.resource
             .as_ref()
             .ok_or_else(|| Error::Usage(format!("{} is handled by kubectl", self.written)))
+    }
+
+    /// The same type in another version of its group.
+    pub fn with_version(mut self, version: &str) -> Type {
+        if let Some(r) = &mut self.resource {
+            r.version = version.to_string();
+            r.api_version = format!("{}/{version}", r.group);
+        }
+        self
+    }
+
+    /// `Rollout.rollouts.kruise.io`: the group-kind as apimachinery prints it.
+    pub fn group_kind(&self) -> String {
+        match &self.resource {
+            Some(r) if r.group.is_empty() => r.kind.clone(),
+            Some(r) => format!("{}.{}", r.kind, r.group),
+            None => self.written.clone(),
+        }
     }
 
     /// `cloneset.apps.kruise.io`: how kubectl names the kind in its output lines.
@@ -297,6 +345,26 @@ mod tests {
         );
         assert!(matches!(Type::parse("widget"), Err(Error::Usage(m)) if m.contains("\"widget\"")));
         assert!(targets(&args(&["cloneset"])).is_err());
+        for name in [
+            "rollout",
+            "rollouts",
+            "rollouts.kruise.io",
+            "rollout.rollouts.kruise.io",
+        ] {
+            let ty = Type::parse(name).unwrap();
+            assert_eq!(ty.kind, Kind::Rollout);
+            assert!(!ty.pinned);
+            assert_eq!(ty.qualified(), "rollout.rollouts.kruise.io");
+            assert_eq!(ty.resource_string(), "rollouts.rollouts.kruise.io");
+            assert_eq!(ty.group_kind(), "Rollout.rollouts.kruise.io");
+        }
+        let pinned = Type::parse("rollouts.v1alpha1.rollouts.kruise.io").unwrap();
+        assert!(pinned.pinned);
+        assert_eq!(
+            pinned.resource().unwrap().api_version,
+            "rollouts.kruise.io/v1alpha1"
+        );
+        assert!(Type::parse("rollouts.v2.rollouts.kruise.io").is_err());
         assert!(targets(&[]).is_err());
     }
 }

@@ -5,6 +5,8 @@
 pub mod cli;
 pub mod client;
 pub mod create;
+pub mod describe;
+pub mod duration;
 pub mod exec;
 pub mod explain;
 pub mod expose;

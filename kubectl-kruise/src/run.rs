@@ -19,7 +19,9 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
                 Rollout::Status(a) => &a.resources,
                 Rollout::History(a) => &a.resources,
                 Rollout::Undo(a) => &a.resources,
-                Rollout::Pause(a) | Rollout::Resume(a) | Rollout::Restart(a) => &a.resources,
+                Rollout::Pause(a) | Rollout::Resume(a) | Rollout::Restart(a) | Rollout::Approve(a) => {
+                    &a.resources
+                }
             };
             let targets = kinds::targets(resources)?;
             if targets.iter().any(|t| t.ty.kind == Kind::Native) {
@@ -31,7 +33,8 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
                 ));
             }
             let session = cli.kube.connect().await?;
-            rollout_command(&session, command, &targets).await?;
+            let targets = rollout::approve::resolve(&session, targets).await?;
+            rollout_command(&session, &cli.kube, command, &targets).await?;
         }
         Command::Set(command) => {
             let args = match &command {
@@ -47,6 +50,9 @@ pub async fn run(cli: Cli) -> Result<u8, Error> {
             }
             let session = cli.kube.connect().await?;
             crate::set::run(&session, command).await?;
+        }
+        Command::Describe(crate::cli::Describe::Rollout(args)) => {
+            crate::describe::run(&cli.kube, args).await?;
         }
         Command::Scaledown(args) => {
             let session = cli.kube.connect().await?;
@@ -100,7 +106,12 @@ fn one(targets: &[Target]) -> Result<&Target, Error> {
     }
 }
 
-async fn rollout_command(session: &Session, command: Rollout, targets: &[Target]) -> Result<(), Error> {
+async fn rollout_command(
+    session: &Session,
+    kube: &crate::client::KubeFlags,
+    command: Rollout,
+    targets: &[Target],
+) -> Result<(), Error> {
     match command {
         Rollout::Status(a) => {
             let target = one(targets)?;
@@ -109,16 +120,19 @@ async fn rollout_command(session: &Session, command: Rollout, targets: &[Target]
         }
         Rollout::History(a) => {
             for target in targets {
+                if target.ty.kind == Kind::Rollout {
+                    return Err(Error::Failed(format!(
+                        "no history viewer has been implemented for {:?}",
+                        target.ty.group_kind()
+                    )));
+                }
                 rollout::history::run(session, target, a.revision).await?;
             }
             Ok(())
         }
-        Rollout::Undo(a) => {
-            for target in targets {
-                rollout::undo::run(session, target, a.to_revision, a.dry_run).await?;
-            }
-            Ok(())
-        }
+        Rollout::Undo(a) if a.fast => rollout::approve::fast_undo(session, targets, a.dry_run).await,
+        Rollout::Undo(a) => rollout::undo::run_all(session, kube, targets, a.to_revision, a.dry_run).await,
+        Rollout::Approve(_) => rollout::approve::approve(session, targets).await,
         Rollout::Pause(_) => rollout::pause::pause_or_resume(session, targets, true).await,
         Rollout::Resume(_) => rollout::pause::pause_or_resume(session, targets, false).await,
         Rollout::Restart(_) => rollout::pause::restart(session, targets).await,

@@ -1,4 +1,4 @@
-//! `rollout pause|resume|restart`.
+//! `rollout pause|resume|restart` (a Kruise Rollout pauses by `spec.strategy.paused`).
 
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
@@ -28,6 +28,9 @@ fn nested(path: &[&str], value: Value) -> Value {
 
 /// The merge patch that pauses (`pause`) or resumes the object, or why it cannot.
 pub fn pause_patch(kind: Kind, object: &Value, pause: bool) -> Result<Value, String> {
+    if kind == Kind::Rollout {
+        return crate::rollout::kruise_rollout::pause_patch(object, pause);
+    }
     let Some(path) = paused_path(kind) else {
         return Err(if pause {
             "pausing is not supported"
@@ -79,7 +82,23 @@ pub async fn pause_or_resume(session: &Session, targets: &[Target], pause: bool)
     gather(errors)
 }
 
-fn gather(errors: Vec<String>) -> Result<(), Error> {
+/// One error as it is; several as kubectl's aggregate (`[a, b]`).
+pub(crate) fn gather_errors(mut errors: Vec<Error>) -> Result<(), Error> {
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(Error::Failed(format!(
+            "[{}]",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+pub(crate) fn gather(errors: Vec<String>) -> Result<(), Error> {
     match errors.len() {
         0 => Ok(()),
         1 => Err(Error::Failed(errors.into_iter().next().unwrap_or_default())),

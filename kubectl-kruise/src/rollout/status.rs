@@ -218,7 +218,7 @@ fn view(target: &Target, object: &DynamicObject, detail: bool) -> Result<Status,
         Kind::AdvancedDaemonSet => advanced_daemonset(&serde_json::from_value(value)?),
         _ => Err(Error::Failed(format!(
             "no status viewer has been implemented for {}",
-            target.ty.resource_string()
+            target.ty.group_kind()
         ))),
     }
 }

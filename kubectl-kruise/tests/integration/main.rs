@@ -8,5 +8,7 @@ mod plugin_create_get;
 mod plugin_daemonset;
 mod plugin_exec_expose;
 mod plugin_explain;
+mod plugin_kruise_rollout;
 mod plugin_rollout;
 mod plugin_set;
+mod rollout_status_conflict;
