@@ -30,6 +30,22 @@ fn rolled_out(c: &Cluster) {
     );
 }
 
+/// Waits until the controller has observed the Advanced DaemonSet's current generation.
+fn observed(c: &Cluster) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let generation = c.jsonpath("ads/agent", "{.metadata.generation}");
+        if c.jsonpath("ads/agent", "{.status.observedGeneration}") == generation {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "generation {generation} never observed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 fn images(c: &Cluster) -> String {
     c.ok(&[
         "get",
@@ -60,7 +76,9 @@ fn advanced_daemonset_status_set_pause_resume() {
         c.ok(&["kruise", "set", "image", "ads/agent", "main=agent:2"]),
         "daemonset.apps.kruise.io/agent image updated\n"
     );
-    // Paused: the viewer waits, and says so once.
+    // Paused: the viewer waits, and says so once (after the controller has seen the new template: until
+    // then it says it waits for the spec update to be observed).
+    observed(&c);
     let waiting = c.run(
         &["kruise", "rollout", "status", "ads/agent", "--watch=false"],
         None,
