@@ -20,6 +20,7 @@ use crate::cli::DaemonArgs;
 
 pub mod containermeta;
 pub mod probe;
+pub mod pull_events;
 pub mod puller;
 pub mod recreate;
 pub mod secrets;
