@@ -122,7 +122,10 @@ async fn sync_secrets(context: &Context, job: &ImagePullJob) -> Result<Vec<Refer
         }
     }
     for secret in &plan.update {
-        match copies_api.replace(&secret.name_any(), &PostParams::default(), secret).await {
+        match copies_api
+            .replace(&secret.name_any(), &PostParams::default(), secret)
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => return Err(conflict(secret)),
             Err(e) => return Err(e.into()),
@@ -150,8 +153,12 @@ async fn sync_secrets(context: &Context, job: &ImagePullJob) -> Result<Vec<Refer
             finalizers.push(PROTECTION_FINALIZER.into());
         }
         let api: Api<ImagePullJob> = Api::namespaced(context.client.clone(), &namespace);
-        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": job.resource_version()}});
-        match api.patch(&job.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+        let patch =
+            json!({"metadata": {"finalizers": finalizers, "resourceVersion": job.resource_version()}});
+        match api
+            .patch(&job.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.is_not_found() && !present => {}
             Err(e) => return Err(e.into()),

@@ -8,10 +8,10 @@
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use k8s_openapi::api::core::v1::Node;
-use kruise_api::apps_v1beta1::{FAKE_NODE_IMAGE_LABEL, ImagePullJob, NodeImage};
-use kruise_reconcile::node_image::{Input, plan};
 use k8s_openapi::api::core::v1::ObjectReference;
+use kruise_api::apps_v1beta1::{FAKE_NODE_IMAGE_LABEL, ImagePullJob, NodeImage};
 use kruise_reconcile::node_image::FailedTag;
+use kruise_reconcile::node_image::{Input, plan};
 use kube::{
     Api, ResourceExt as _,
     api::{DeleteParams, PostParams, Preconditions},

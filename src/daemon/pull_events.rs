@@ -35,7 +35,8 @@ pub fn finished(node_image: &NodeImage, old: &NodeImageStatus, new: &NodeImageSt
     let mut events = Vec::new();
     for (name, image) in &new.image_statuses {
         for tag in &image.tags {
-            if tag.completion_time.is_none() || !matches!(tag.phase, ImagePullPhase::Succeeded | ImagePullPhase::Failed)
+            if tag.completion_time.is_none()
+                || !matches!(tag.phase, ImagePullPhase::Succeeded | ImagePullPhase::Failed)
             {
                 continue;
             }
@@ -44,7 +45,9 @@ pub fn finished(node_image: &NodeImage, old: &NodeImageStatus, new: &NodeImageSt
                 .get(name)
                 .and_then(|i| i.tags.iter().find(|t| t.tag == tag.tag))
                 .is_some_and(|t| {
-                    t.version == tag.version && t.phase == tag.phase && t.completion_time == tag.completion_time
+                    t.version == tag.version
+                        && t.phase == tag.phase
+                        && t.completion_time == tag.completion_time
                 });
             if known {
                 continue;
@@ -166,7 +169,12 @@ mod tests {
         assert_eq!(
             summary,
             [
-                ("PullImageSucceed", Some("NodeImage"), false, "Image demo:v1, ecalpsedTime 1m5s"),
+                (
+                    "PullImageSucceed",
+                    Some("NodeImage"),
+                    false,
+                    "Image demo:v1, ecalpsedTime 1m5s"
+                ),
                 (
                     "PullImageFailed",
                     Some("ImagePullJob"),
@@ -196,8 +204,17 @@ mod tests {
         let tag = |start: &str, done: &str| -> ImageTagStatus {
             serde_json::from_value(json!({"tag": "v", "startTime": start, "completionTime": done})).unwrap()
         };
-        assert_eq!(elapsed(&tag("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")), "0s");
-        assert_eq!(elapsed(&tag("2026-01-01T00:00:00Z", "2026-01-01T00:00:42Z")), "42s");
-        assert_eq!(elapsed(&tag("2026-01-01T00:00:00Z", "2026-01-01T02:00:00Z")), "2h0m0s");
+        assert_eq!(
+            elapsed(&tag("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z")),
+            "0s"
+        );
+        assert_eq!(
+            elapsed(&tag("2026-01-01T00:00:00Z", "2026-01-01T00:00:42Z")),
+            "42s"
+        );
+        assert_eq!(
+            elapsed(&tag("2026-01-01T00:00:00Z", "2026-01-01T02:00:00Z")),
+            "2h0m0s"
+        );
     }
 }

@@ -26,8 +26,8 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::{pull_events, secrets};
 use super::worker::{self, Env, Job, Shared};
+use super::{pull_events, secrets};
 
 /// The least time between two status writes.
 const MIN_WRITE_INTERVAL: Duration = Duration::from_millis(500);

@@ -11,11 +11,11 @@
 //! (`spec.images[demo].tags[0].version: Invalid value: -1: version for demo/v1 can not be less than
 //! 0`), as 422 `Invalid` like every CRD.
 
-use kruise_api::apps_v1beta1::NodeImageSpec;
-use kruise_core::feature_gates::Gate;
 use super::field::{ErrorList, Path, invalid, required};
 use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
 use crate::{Decision, Settings, review::AdmissionRequest};
+use kruise_api::apps_v1beta1::NodeImageSpec;
+use kruise_core::feature_gates::Gate;
 
 const GROUP: &str = "apps.kruise.io";
 const KIND: &str = "NodeImage";
@@ -28,7 +28,10 @@ pub fn validate(request: &AdmissionRequest, settings: &Settings) -> Decision {
         return Decision::allow();
     }
     if !settings.enabled(Gate::KruiseDaemon) {
-        return Decision::forbid(format!("feature-gate {} is not enabled", Gate::KruiseDaemon.name()));
+        return Decision::forbid(format!(
+            "feature-gate {} is not enabled",
+            Gate::KruiseDaemon.name()
+        ));
     }
     if let Err(d) = check_version(request) {
         return *d;
@@ -70,7 +73,10 @@ pub fn spec_errors(spec: &NodeImageSpec) -> ErrorList {
         for (i, tag) in image.tags.iter().enumerate() {
             let at = at.child("tags").index(i);
             if tag.tag.is_empty() {
-                errs.push(required(&at.child("tag"), format!("tag for image {name} can not be empty")));
+                errs.push(required(
+                    &at.child("tag"),
+                    format!("tag for image {name} can not be empty"),
+                ));
                 continue;
             }
             if !seen.insert(tag.tag.as_str()) {

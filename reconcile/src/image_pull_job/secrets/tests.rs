@@ -54,7 +54,10 @@ fn run(job: &ImagePullJob, sources: &[Secret], copies: &[Secret]) -> SecretsPlan
 }
 
 fn names(secrets: &[Secret]) -> Vec<&str> {
-    secrets.iter().filter_map(|s| s.metadata.name.as_deref()).collect()
+    secrets
+        .iter()
+        .filter_map(|s| s.metadata.name.as_deref())
+        .collect()
 }
 
 fn batch(name: &str) -> ReferenceObject {
@@ -88,7 +91,11 @@ fn a_running_job_s_secret_is_copied_once_and_referenced() {
     let mut with_finalizer = job.clone();
     with_finalizer.metadata.finalizers = Some(vec![PROTECTION_FINALIZER.into()]);
     let existing = copy("regcred-a1b2c3", "shop/regcred", "shop/warm", "e30=");
-    let plan = run(&with_finalizer, &[source("e30=")], std::slice::from_ref(&existing));
+    let plan = run(
+        &with_finalizer,
+        &[source("e30=")],
+        std::slice::from_ref(&existing),
+    );
     assert_eq!(
         plan,
         SecretsPlan {

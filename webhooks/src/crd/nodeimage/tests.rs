@@ -47,10 +47,14 @@ fn a_valid_node_image_is_allowed_in_both_versions() {
         "pullSecrets": [{"namespace": "kruise-daemon-config", "name": "s-1a2b3c", "mode": "batch"}]},
         "127.0.0.1:5000/app": {"tags": [tag("sha256:0123")]}});
     assert_eq!(judge(images.clone()), Ok(()));
-    assert_eq!(judge_with("v1alpha1", "UPDATE", images, &Settings::default()), Ok(()));
+    assert_eq!(
+        judge_with("v1alpha1", "UPDATE", images, &Settings::default()),
+        Ok(())
+    );
     // No images at all, and no spec at all.
     assert_eq!(judge(json!({})), Ok(()));
-    let bare = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "NodeImage", "metadata": {"name": "n"}});
+    let bare =
+        json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "NodeImage", "metadata": {"name": "n"}});
     assert!(validate(&request("CREATE", "v1beta1", &bare), &Settings::default()).allowed());
 }
 
