@@ -27,7 +27,7 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the admission webhooks over HTTPS (standalone with --objects, else in a cluster).
-    Serve(ServeCommand),
+    Serve(Box<ServeCommand>),
     /// Answer AdmissionReviews offline, or print a manifest as it would be admitted (-f).
     Admit(AdmitArgs),
     /// Print the CustomResourceDefinitions of kruise-rs as YAML.

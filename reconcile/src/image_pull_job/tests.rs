@@ -305,7 +305,7 @@ fn secret_references_reach_every_target_image_even_when_pulling() {
     apply(&first, &mut images);
     assert_eq!(
         images[0].spec.images["127.0.0.1:5000/demo"].pull_secrets,
-        [secret.clone()]
+        std::slice::from_ref(&secret)
     );
     // a's tag was written before the job had its secret (another writer dropped it): a is pulling,
     // so there is no room for b, but a gets its reference back.
@@ -321,7 +321,7 @@ fn secret_references_reach_every_target_image_even_when_pulling() {
     assert_eq!(second.status.as_ref().unwrap().active, 1);
     apply(&second, &mut images);
     let tags = &images[0].spec.images["127.0.0.1:5000/demo"];
-    assert_eq!(tags.pull_secrets, [secret.clone()]);
+    assert_eq!(tags.pull_secrets, std::slice::from_ref(&secret));
     assert_eq!(tags.tags[0].version, 0, "adding a secret is not a new pull");
     // Nothing left to add: no request, and applying again changes nothing.
     assert!(with_secrets(&images).requests.is_empty());
