@@ -140,7 +140,7 @@ async fn the_agent_pulls_its_node_image_tags_into_containerd_and_reports_them() 
     // One event per finished pull, on the NodeImage (the tags have no owner here).
     let notes = |reason: &str| -> Vec<String> {
         cluster
-            .list(cluster::EVENTS, "")
+            .list(cluster::EVENTS, "default")
             .iter()
             .filter(|e| e["reason"] == reason && e["regarding"]["name"] == "node-1")
             .filter_map(|e| e["note"].as_str().map(str::to_owned))
