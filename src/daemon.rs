@@ -21,6 +21,7 @@ use crate::cli::DaemonArgs;
 pub mod containermeta;
 pub mod http_get;
 pub mod probe;
+pub mod pull_events;
 pub mod puller;
 pub mod recreate;
 pub mod secrets;

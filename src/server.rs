@@ -293,6 +293,10 @@ async fn cluster_state(
     let controller_client = client.clone();
     let uninjected_pods = metrics.sidecarset_uninjected_pods.clone();
     let settings = args.settings();
+    let tuning = controllers::Tuning {
+        node_image_creation_delay: args.nodeimage_creation_delay,
+        daemon_config_namespace: args.daemon_config_namespace.clone(),
+    };
     let caches = tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {
             tracing::info!("cluster caches synced");
@@ -305,6 +309,7 @@ async fn cluster_state(
                 uninjected_pods,
                 settings,
                 clock,
+                tuning,
             };
             // Runs until this task is aborted ([`Running::stop`]), which stops the controllers.
             controllers::run_while_leading(context, leading).await;

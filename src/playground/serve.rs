@@ -55,7 +55,7 @@ impl TimeSource for PlaygroundTime {
 }
 
 /// The arguments `kruise serve` would get in the playground's cluster.
-fn args(settings: Settings) -> ServeArgs {
+fn args(settings: Settings, nodeimage_creation_delay: std::time::Duration) -> ServeArgs {
     ServeArgs {
         port: 0,
         bind_address: [127, 0, 0, 1].into(),
@@ -71,6 +71,8 @@ fn args(settings: Settings) -> ServeArgs {
         disable_deletion_protection: false,
         enable_crd_cascading_protection: false,
         feature_gates: Some(*settings.gates()),
+        nodeimage_creation_delay,
+        daemon_config_namespace: crate::controllers::DEFAULT_DAEMON_CONFIG_NAMESPACE.into(),
     }
 }
 
@@ -80,6 +82,7 @@ pub async fn start(
     listener: std::net::TcpListener,
     settings: Settings,
     clock: kruise_playground::Clock,
+    nodeimage_creation_delay: std::time::Duration,
 ) -> Result<Kruise, PlaygroundError> {
     let clock = if clock.is_manual() {
         Clock::from_source(Arc::new(PlaygroundTime(clock)))
@@ -92,7 +95,7 @@ pub async fn start(
         clock,
         ..Provided::default()
     };
-    let running = server::start_with(args(settings), provided)
+    let running = server::start_with(args(settings, nodeimage_creation_delay), provided)
         .await
         .map_err(PlaygroundError::Serve)?;
     Ok(Kruise { running })

@@ -60,6 +60,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
+        tuning: Default::default(),
     }));
     Env { cluster, controller }
 }

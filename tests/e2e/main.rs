@@ -37,6 +37,7 @@ mod playground_failover;
 mod playground_image_pull;
 mod playground_install;
 mod playground_kubectl;
+mod playground_nodeimage;
 mod playground_persistentpodstate;
 mod playground_probe;
 mod playground_resource_distribution;

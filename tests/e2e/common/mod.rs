@@ -46,6 +46,8 @@ pub fn args(cert_dir: &std::path::Path) -> ServeArgs {
         disable_deletion_protection: false,
         enable_crd_cascading_protection: false,
         feature_gates: None,
+        nodeimage_creation_delay: std::time::Duration::from_secs(30),
+        daemon_config_namespace: "kruise-daemon".into(),
     }
 }
 
