@@ -15,8 +15,6 @@ use kruise_api::apps_v1beta1::{
 
 /// Seconds a node has to report a tag before the controller fails it.
 pub const RESPONSE_TIMEOUT_SECONDS: i64 = 600;
-/// Nodes labelled `type=virtual-kubelet` get no NodeImage.
-const VIRTUAL_KUBELET: (&str, &str) = ("type", "virtual-kubelet");
 /// The shortest requeue (OpenKruise: anything under 3 s becomes 3–5 s).
 const MIN_REQUEUE: Duration = Duration::from_secs(3);
 
@@ -90,7 +88,9 @@ pub fn plan(input: &Input<'_>) -> Plan {
         ..
     } = *input;
     let node = node.filter(|n| n.metadata.deletion_timestamp.is_none());
-    let virtual_node = node.is_some_and(|n| label(&n.metadata, VIRTUAL_KUBELET.0) == Some(VIRTUAL_KUBELET.1));
+    // Virtual-kubelet nodes run no agent: they get no NodeImage.
+    let virtual_node =
+        node.is_some_and(|n| kruise_core::names::is_virtual_kubelet(n.metadata.labels.as_ref()));
     let Some(node_image) = node_image else {
         return match node {
             Some(node) if !virtual_node => create(name, node, input.creation_delay, now),
