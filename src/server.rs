@@ -94,6 +94,7 @@ pub fn cert_config(args: &ServeArgs) -> CertConfig {
     let mut config = CertConfig::for_service(&args.service_name, &args.namespace);
     config.ca_validity = time::Duration::days(i64::from(args.ca_validity_days));
     config.leaf_validity = time::Duration::days(i64::from(args.cert_validity_days));
+    config.rotation_dwell = time::Duration::seconds(i64::from(args.ca_rotation_dwell_seconds));
     config
 }
 

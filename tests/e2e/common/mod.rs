@@ -40,6 +40,7 @@ pub fn args(cert_dir: &std::path::Path) -> ServeArgs {
         cert_mode: CertMode::SelfSigned,
         ca_validity_days: 3650,
         cert_validity_days: 365,
+        ca_rotation_dwell_seconds: 120,
         namespace: "kruise-system".into(),
         service_name: "kruise-webhook-service".into(),
         secret_name: "kruise-webhook-certs".into(),
