@@ -23,6 +23,7 @@ mod external_certs;
 mod limits;
 mod manifests;
 mod playground_advancedcronjob;
+mod playground_annotations;
 mod playground_broadcastjob;
 mod playground_cloneset;
 mod playground_conversion;

@@ -178,6 +178,7 @@ impl Api {
             dry_run,
         };
         let obj = self.admit(attrs, Some(obj)).await?.unwrap_or_default();
+        validate::annotations(def, &obj)?;
         if dry_run {
             return Ok(obj);
         }
@@ -268,6 +269,9 @@ impl Api {
             dry_run,
         };
         let new = self.admit(attrs, Some(new)).await?.unwrap_or_default();
+        if mode == UpdateMode::Main {
+            validate::annotations(def, &new)?;
+        }
         if dry_run {
             return Ok(new);
         }
