@@ -25,6 +25,7 @@ mod manifests;
 mod playground_advancedcronjob;
 mod playground_annotations;
 mod playground_broadcastjob;
+mod playground_ca_rotation;
 mod playground_cloneset;
 mod playground_conversion;
 mod playground_cri;
