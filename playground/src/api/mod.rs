@@ -42,6 +42,8 @@ pub struct Api {
     pub bookmark_interval: std::time::Duration,
     /// Requests answered, by verb and resource.
     pub requests: crate::request_counts::RequestCounts,
+    /// Requests refused before any handler (test hook: throttling, missing permissions).
+    pub refusals: crate::refusals::Refusals,
     /// Where webhook `clientConfig.service`s resolve to (conversion webhooks).
     pub webhook_address: Option<std::net::SocketAddr>,
     /// What the built-in controllers read as now (the system clock unless `--clock manual`).
@@ -73,6 +75,7 @@ impl Api {
             admission,
             bookmark_interval: std::time::Duration::from_secs(60),
             requests: Default::default(),
+            refusals: Default::default(),
             webhook_address: None,
             clock: crate::clock::Clock::system(),
         };
