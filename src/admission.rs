@@ -2,7 +2,10 @@
 //! status writes the decision depends on → encode. The HTTPS server and `kruise admit` both call
 //! [`Admission::answer`], so they give identical answers for the same review and state.
 
-use std::{sync::RwLock, time::Instant};
+use std::{
+    sync::RwLock,
+    time::{Duration, Instant},
+};
 
 use kruise_core::{MemoryView, StatusWrite};
 use kruise_webhooks::{
@@ -141,13 +144,26 @@ impl Admission {
         request: &mut AdmissionRequest,
     ) -> Decision {
         let mut conflicted = None;
+        let deadline = tokio::time::Instant::now() + WRITE_DEADLINE;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let decision = webhook.handle_mut(request, cache, &self.settings);
             if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
                 return decision;
             }
-            match write_all(cache, &decision.writes).await {
+            let Ok(written) = tokio::time::timeout_at(deadline, write_all(cache, &decision.writes)).await
+            else {
+                let message = format!(
+                    "cannot record the decision within {} s: the API server is slow or throttling; retry",
+                    WRITE_DEADLINE.as_secs()
+                );
+                return Decision::deny(429, "TooManyRequests", message);
+            };
+            match written {
                 Ok(()) => return decision,
+                Err((e, _)) if throttled(&e) => {
+                    let message = format!("cannot record the decision: {e}; retry");
+                    return Decision::deny(429, "TooManyRequests", message);
+                }
                 Err((WriteError::Conflict { .. }, write)) => {
                     if let Err(e) = cache.refresh(&write.target).await {
                         let t = &write.target;
@@ -171,6 +187,18 @@ impl Admission {
 
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
+
+/// How long one admission may spend writing the statuses its decision depends on, conflicts included:
+/// well inside the webhook's 10 s timeout. The kube client retries a 429 or 503 itself (with backoff,
+/// honouring `Retry-After`); past this the review is refused with a 429 the caller can retry, and a
+/// write that lands later only holds a budget unit until the controller releases it.
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The API server refused the write for its own load (API Priority and Fairness: 429, or 503).
+fn throttled(e: &WriteError) -> bool {
+    matches!(e, WriteError::Api { source, .. }
+        if matches!(&**source, kube::Error::Api(s) if s.code == 429 || s.code == 503))
+}
 
 /// Writes every status, in order, remembering what the API server stored. A change decided on an object
 /// the cache has replaced since is a conflict, as the API server would answer.
