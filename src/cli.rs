@@ -237,6 +237,11 @@ pub struct ServeArgs {
     /// Validity of the generated serving certificate, in days.
     #[arg(long, default_value_t = 365)]
     pub cert_validity_days: u32,
+    /// Least time between two phases of a CA rotation (publish the next CA, switch the serving
+    /// certificate to it, drop the old CA), in seconds; certificates are re-checked every half of it,
+    /// at most every 60 s, so every replica serves a phase's certificate before the next phase.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(2..))]
+    pub ca_rotation_dwell_seconds: u32,
     /// Namespace kruise-rs runs in (Secret, Lease, Service).
     #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
     pub namespace: String,

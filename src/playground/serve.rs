@@ -65,6 +65,7 @@ fn args(settings: Settings, nodeimage_creation_delay: std::time::Duration) -> Se
         cert_mode: CertMode::SelfSigned,
         ca_validity_days: 3650,
         cert_validity_days: 365,
+        ca_rotation_dwell_seconds: 120,
         namespace: NAMESPACE.into(),
         service_name: SERVICE.into(),
         secret_name: "kruise-webhook-certs".into(),
