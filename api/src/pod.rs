@@ -47,6 +47,24 @@ pub struct PodRecord {
     pub status: Option<PodRecordStatus>,
 }
 
+impl PodRecord {
+    /// `spec.containers` (empty without a spec).
+    pub fn containers(&self) -> &[ContainerRecord] {
+        self.spec
+            .as_ref()
+            .map(|s| s.containers.as_slice())
+            .unwrap_or_default()
+    }
+
+    /// `status.containerStatuses` (empty without them).
+    pub fn container_statuses(&self) -> &[ContainerStatusRecord] {
+        self.status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_deref())
+            .unwrap_or_default()
+    }
+}
+
 /// The recorded part of a pod's spec.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

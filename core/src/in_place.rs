@@ -124,16 +124,8 @@ pub fn containers_completed(
     if update_env_from_metadata && !env_completed(pod) {
         return false;
     }
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
-    let specs = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
+    let statuses = pod.container_statuses();
+    let specs = pod.containers();
     last.iter().all(|(name, last)| {
         let Some(status) = statuses.iter().find(|s| &s.name == name) else {
             return false;
@@ -169,16 +161,8 @@ pub fn env_completed(pod: &PodRecord) -> bool {
     let Some(meta) = RuntimeContainerMetaSet::of(pod.metadata.annotations.as_ref()) else {
         return false;
     };
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
+    let statuses = pod.container_statuses();
+    let containers = pod.containers();
     containers.iter().all(|c| {
         let Some(status) = statuses.iter().find(|s| s.name == c.name) else {
             return false;

@@ -186,16 +186,8 @@ struct SidecarUpdateState {
 
 /// True when kubelet runs what the spec asks for (OpenKruise "IsPodStateConsistent").
 pub fn is_state_consistent(pod: &PodRecord) -> bool {
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
+    let containers = pod.containers();
+    let statuses = pod.container_statuses();
     let mut all_digest = true;
     for c in containers {
         let image = c.image.as_deref().unwrap_or_default();
@@ -223,11 +215,7 @@ fn sidecars_consistent(pod: &PodRecord) -> bool {
         .filter(|v| !v.is_empty())
         .map(|v| v.split(',').collect())
         .unwrap_or_default();
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
+    let containers = pod.containers();
     let sidecars: BTreeSet<&str> = containers
         .iter()
         .filter(|c| {
@@ -258,11 +246,7 @@ fn sidecars_consistent(pod: &PodRecord) -> bool {
             }
         }
     }
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
+    let statuses = pod.container_statuses();
     for cs in statuses.iter().filter(|cs| sidecars.contains(cs.name.as_str())) {
         let spec_image = containers
             .iter()

@@ -255,11 +255,7 @@ fn finish(
 
 /// The request's containers that run in the pod status and started after `created`.
 fn snapshot(crr: &ContainerRecreateRequest, pod: &PodRecord, created: Timestamp) -> Vec<Snapshot> {
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
+    let statuses = pod.container_statuses();
     crr.spec
         .containers
         .iter()

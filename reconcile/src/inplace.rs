@@ -291,11 +291,7 @@ fn apply_batch(
         }
         batch.extend(joining);
     }
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
+    let statuses = pod.container_statuses();
     let mut containers = Vec::with_capacity(images.len());
     state.next_container_images.clear();
     state.next_container_ref_metadata.clear();

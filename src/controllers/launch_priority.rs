@@ -46,10 +46,7 @@ pub fn next_priorities(pod: &PodRecord) -> Vec<i64> {
         .map(|all| all.iter().filter(|c| c.ready).map(|c| c.name.as_str()).collect())
         .unwrap_or_default();
     let mut priorities: Vec<i64> = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default()
+        .containers()
         .iter()
         .filter(|c| !ready.contains(&c.name.as_str()))
         .filter_map(container_priority)

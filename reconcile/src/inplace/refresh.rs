@@ -101,11 +101,7 @@ pub fn refresh_in_place(pod: &PodRecord, now: Timestamp) -> Refreshed {
             return out;
         }
         if !state.next_container_images.is_empty() || !state.next_container_ref_metadata.is_empty() {
-            let statuses = pod
-                .status
-                .as_ref()
-                .and_then(|s| s.container_statuses.as_deref())
-                .unwrap_or_default();
+            let statuses = pod.container_statuses();
             let required = state
                 .pre_check_before_next
                 .clone()

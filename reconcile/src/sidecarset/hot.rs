@@ -35,10 +35,7 @@ fn image_of<'a>(pod: &'a PodRecord, container: &str) -> &'a str {
 
 fn ready_and_consistent(facts: &SetFacts, pod: &PodRecord, container: &str) -> bool {
     let ready = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default()
+        .container_statuses()
         .iter()
         .any(|s| s.name == container && s.ready);
     ready && pod_facts::is_consistent(facts, pod, &[container])
@@ -145,10 +142,7 @@ pub fn is_due_flip(facts: &SetFacts, pod: &PodRecord) -> bool {
     let running_ready = pods::phase(pod) == "Running" && pods::is_ready(pod);
     running_ready
         || pod
-            .status
-            .as_ref()
-            .and_then(|s| s.container_statuses.as_deref())
-            .unwrap_or_default()
+            .container_statuses()
             .iter()
             .filter(|s| !idle.contains(&s.name))
             .all(|s| s.ready)

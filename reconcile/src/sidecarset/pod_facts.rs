@@ -180,10 +180,7 @@ pub fn is_mid_upgrade(facts: &SetFacts, pod: &PodRecord) -> bool {
 }
 
 fn pods_statuses(pod: &PodRecord) -> &[kruise_api::pod::ContainerStatusRecord] {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default()
+    pod.container_statuses()
 }
 
 /// An image pinned by digest (`repo@sha256:…`).
@@ -196,11 +193,7 @@ fn is_digest(image: &str) -> bool {
 /// the last upgrade changed must report a new imageID (or the spec image) — the CloneSet's in-place
 /// completion check.
 pub fn is_consistent(facts: &SetFacts, pod: &PodRecord, containers: &[&str]) -> bool {
-    let specs = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
+    let specs = pod.containers();
     let statuses = pods_statuses(pod);
     if specs.len() != statuses.len() {
         return false;
@@ -245,11 +238,7 @@ pub fn is_consistent(facts: &SetFacts, pod: &PodRecord, containers: &[&str]) -> 
 
 /// `IsPodReady` of the SidecarSet: running and Ready, and every idle hot twin runs the empty image.
 pub fn is_ready(facts: &SetFacts, pod: &PodRecord) -> bool {
-    let specs = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
+    let specs = pod.containers();
     let idle_twins_empty = facts.sidecars.iter().all(|s| {
         let Some(empty) = s.hot_empty_image.as_deref().filter(|e| !e.is_empty()) else {
             return true;

@@ -36,11 +36,7 @@ pub struct UpgradeContext<'a> {
 /// on the pod's resourceVersion. Only images change in the spec; the annotations record the new hash,
 /// the imageIDs before the change (how completion is judged) and `patchPodMetadata`.
 pub fn pod_patch(facts: &SetFacts, pod: &PodRecord, cx: UpgradeContext<'_>) -> Value {
-    let specs = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
+    let specs = pod.containers();
     let mut containers = Vec::new();
     let mut changed = Vec::new();
     for sidecar in facts.sidecars.iter().filter(|s| s.hot_empty_image.is_none()) {
@@ -145,11 +141,7 @@ fn in_place_state(facts: &SetFacts, pod: &PodRecord, changed: &[String], now: Ti
     let state = states
         .entry(facts.name.clone())
         .or_insert_with(|| InPlaceUpdateState::new(&facts.hash, now));
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
+    let statuses = pod.container_statuses();
     for name in changed {
         let image_id = statuses
             .iter()

@@ -194,16 +194,8 @@ fn create_patch(
         );
     }
 
-    let containers = pod
-        .spec
-        .as_ref()
-        .map(|s| s.containers.as_slice())
-        .unwrap_or_default();
-    let statuses = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.container_statuses.as_deref())
-        .unwrap_or_default();
+    let containers = pod.containers();
+    let statuses = pod.container_statuses();
     let mut seen = std::collections::BTreeSet::new();
     for (i, c) in spec.containers.iter().enumerate() {
         if !seen.insert(c.name.as_str()) {
