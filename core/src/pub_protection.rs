@@ -51,6 +51,9 @@ impl PodOperation {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Skip {
     NoRelatedPub,
+    /// The pod's namespace is being deleted: its pods go with it and nothing replaces them, so a budget
+    /// would only hold the namespace in `Terminating` for ever.
+    NamespaceTerminating,
     NoProtectAnnotation,
     NotReady,
     NotConsistent,
@@ -200,6 +203,13 @@ pub fn check(
     let Some(pub_name) = related_pub_name(&pod.metadata) else {
         return Ok(Outcome::Skipped(Skip::NoRelatedPub));
     };
+    let pod_namespace = crate::pod_state::namespace_or(pod, namespace);
+    if view.namespace(pod_namespace).is_some_and(|ns| {
+        ns.metadata.deletion_timestamp.is_some()
+            || ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating")
+    }) {
+        return Ok(Outcome::Skipped(Skip::NamespaceTerminating));
+    }
     if annotation(&pod.metadata, POD_PUB_NO_PROTECTION_ANNOTATION).is_some_and(parses_true) {
         return Ok(Outcome::Skipped(Skip::NoProtectAnnotation));
     }
