@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+mod events;
 pub(crate) mod hook;
 mod sync;
 

@@ -15,6 +15,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::events::{self, Happened};
 use super::{BUSY_TICK, ERROR_BACKOFF, PodKey, hook};
 
 /// What every sync needs.
@@ -240,8 +241,8 @@ enum KillError {
     Runtime(#[from] kruise_cri::RuntimeError),
 }
 
-/// Runs the container's preStop hook within the grace (its failure is logged, not fatal), then stops
-/// it with what is left of the grace, at least 2 s.
+/// Records `Killing`, runs the container's preStop hook within the grace (its failure is recorded as
+/// `FailedPreStopHook`, not fatal), then stops it with what is left of the grace, at least 2 s.
 async fn kill(
     env: &Env,
     runtime: &Runtime,
@@ -264,7 +265,22 @@ async fn kill(
         pre_stop: container.pre_stop.as_ref(),
         ports: &container.ports,
     };
-    hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await?;
+    events::record(
+        &env.client,
+        &env.node,
+        crr,
+        Happened::Killing {
+            container: &container.name,
+        },
+    )
+    .await;
+    if let Some(error) = hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await? {
+        let what = Happened::FailedPreStopHook {
+            container: &container.name,
+            error: &error,
+        };
+        events::record(&env.client, &env.node, crr, what).await;
+    }
     Ok(())
 }
 
