@@ -4,7 +4,7 @@
 
 use std::{
     sync::{Arc, RwLock},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use kruise_core::{MemoryView, StatusWrite};
@@ -157,14 +157,27 @@ impl Admission {
         request: &mut AdmissionRequest,
     ) -> Decision {
         let mut conflicted = None;
+        let deadline = tokio::time::Instant::now() + WRITE_DEADLINE;
         for _ in 0..MAX_WRITE_ATTEMPTS {
             let decision = webhook.handle_mut(request, cache, &self.settings);
             if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
                 return decision;
             }
-            match self.record(cache, &decision.writes).await {
+            let Ok(recorded) = tokio::time::timeout_at(deadline, self.record(cache, &decision.writes)).await
+            else {
+                let message = format!(
+                    "cannot record the decision within {} s: the API server is slow or throttling; retry",
+                    WRITE_DEADLINE.as_secs()
+                );
+                return Decision::deny(429, "TooManyRequests", message);
+            };
+            match recorded {
                 Ok(()) => return decision,
                 Err(Retry::DecideAgain(write)) => conflicted = Some(write),
+                Err(Retry::Failed(e)) if throttled(&e) => {
+                    let message = format!("cannot record the decision: {e}; retry");
+                    return Decision::deny(429, "TooManyRequests", message);
+                }
                 Err(Retry::Failed(e)) => {
                     return Decision::deny(500, "InternalError", format!("cannot record the decision: {e}"));
                 }
@@ -197,11 +210,24 @@ impl Admission {
 enum Retry {
     /// Decide again: the object changed (the cache has been refreshed) or a delta no longer holds.
     DecideAgain(StatusWrite),
-    Failed(WriteError),
+    /// Shared: a grouped write's failure is every member's.
+    Failed(Arc<WriteError>),
 }
 
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
+
+/// How long one admission may spend writing the statuses its decision depends on, conflicts included:
+/// well inside the webhook's 10 s timeout. The kube client retries a 429 or 503 itself (with backoff,
+/// honouring `Retry-After`); past this the review is refused with a 429 the caller can retry, and a
+/// write that lands later only holds a budget unit until the controller releases it.
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// The API server refused the write for its own load (API Priority and Fairness: 429, or 503).
+fn throttled(e: &WriteError) -> bool {
+    matches!(e, WriteError::Api { source, .. }
+        if matches!(&**source, kube::Error::Api(s) if s.code == 429 || s.code == 503))
+}
 
 /// Writes one complete status, remembering what the API server stored. A change decided on an object
 /// the cache has replaced since is a conflict, as the API server would answer; on a conflict the object
@@ -211,7 +237,7 @@ async fn write_one(cache: &ClusterCache, write: &StatusWrite) -> Result<(), Retr
     let status = match write.new_status(cache) {
         Ok(status) => status,
         Err(kruise_core::view::WriteError::Conflict { .. }) => return Err(reread(cache, write).await),
-        Err(other) => return Err(Retry::Failed(WriteError::Invalid(other.to_string()))),
+        Err(other) => return Err(Retry::Failed(Arc::new(WriteError::Invalid(other.to_string())))),
     };
     match write_status(cache.client(), t, write.resource_version.as_deref(), &status).await {
         Ok(stored) => {
@@ -219,7 +245,7 @@ async fn write_one(cache: &ClusterCache, write: &StatusWrite) -> Result<(), Retr
             Ok(())
         }
         Err(WriteError::Conflict { .. }) => Err(reread(cache, write).await),
-        Err(e) => Err(Retry::Failed(e)),
+        Err(e) => Err(Retry::Failed(Arc::new(e))),
     }
 }
 
@@ -229,10 +255,10 @@ async fn reread(cache: &ClusterCache, write: &StatusWrite) -> Retry {
         Ok(()) => Retry::DecideAgain(write.clone()),
         Err(e) => {
             let t = &write.target;
-            Retry::Failed(WriteError::Invalid(format!(
+            Retry::Failed(Arc::new(WriteError::Invalid(format!(
                 "cannot re-read {} {}/{}: {e}",
                 t.kind, t.namespace, t.name
-            )))
+            ))))
         }
     }
 }

@@ -67,11 +67,16 @@ impl CertManager {
         }
     }
 
-    /// How often [`CertManager::run`] re-checks.
+    /// How often [`CertManager::run`] re-checks: an external pair every 10 s; our own material every
+    /// half rotation dwell, at most every 60 s (a phase's certificate is served by every replica
+    /// before the next phase may start).
     pub fn interval(&self) -> Duration {
         match self.store {
             CertStore::External(_) => Duration::from_secs(10),
-            _ => Duration::from_secs(60),
+            _ => {
+                let half = self.config.rotation_dwell.whole_milliseconds() / 2;
+                Duration::from_millis(u64::try_from(half).unwrap_or(0).clamp(1_000, 60_000))
+            }
         }
     }
 
@@ -160,5 +165,32 @@ impl CertManager {
                 tracing::warn!(error = %e, "certificate sync failed; keeping the current certificate");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manager(store: CertStore, dwell_seconds: i64) -> CertManager {
+        let mut config = CertConfig::for_service("svc", "ns");
+        config.rotation_dwell = time::Duration::seconds(dwell_seconds);
+        CertManager::new(
+            config,
+            store,
+            Arc::new(Metrics::new()),
+            Arc::new(Readiness::new(false)),
+        )
+    }
+
+    #[test]
+    fn resync_is_half_the_dwell_between_one_second_and_a_minute() {
+        let dir = || CertStore::Dir("d".into());
+        assert_eq!(manager(dir(), 120).interval(), Duration::from_secs(60));
+        assert_eq!(manager(dir(), 3600).interval(), Duration::from_secs(60));
+        assert_eq!(manager(dir(), 6).interval(), Duration::from_secs(3));
+        assert_eq!(manager(dir(), 1).interval(), Duration::from_secs(1));
+        let external = CertStore::External("d".into());
+        assert_eq!(manager(external, 6).interval(), Duration::from_secs(10));
     }
 }

@@ -27,7 +27,7 @@ pub enum LogFormat {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the admission webhooks over HTTPS (standalone with --objects, else in a cluster).
-    Serve(ServeCommand),
+    Serve(Box<ServeCommand>),
     /// Answer AdmissionReviews offline, or print a manifest as it would be admitted (-f).
     Admit(AdmitArgs),
     /// Print the CustomResourceDefinitions of kruise-rs as YAML.
@@ -73,6 +73,10 @@ pub struct PlaygroundArgs {
     /// (docs/playground.md, "Real containers").
     #[arg(long, value_name = "RUNTIME", default_value = "simulated", value_parser = runtime)]
     pub runtime: PlaygroundRuntime,
+    /// kruise-rs's `--nodeimage-creation-delay` in the playground: 0 by default (its nodes are Ready
+    /// from the start); with `--clock manual` the delay runs on that clock.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = go_duration)]
+    pub nodeimage_creation_delay: Duration,
 }
 
 /// What runs the playground's pods.
@@ -238,6 +242,11 @@ pub struct ServeArgs {
     /// Validity of the generated serving certificate, in days.
     #[arg(long, default_value_t = 365)]
     pub cert_validity_days: u32,
+    /// Least time between two phases of a CA rotation (publish the next CA, switch the serving
+    /// certificate to it, drop the old CA), in seconds; certificates are re-checked every half of it,
+    /// at most every 60 s, so every replica serves a phase's certificate before the next phase.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u32).range(2..))]
+    pub ca_rotation_dwell_seconds: u32,
     /// Namespace kruise-rs runs in (Secret, Lease, Service).
     #[arg(long, default_value = "kruise-system", env = "POD_NAMESPACE")]
     pub namespace: String,
@@ -256,6 +265,43 @@ pub struct ServeArgs {
     /// OpenKruise feature gates, `Name=true,Other=false` (see docs/feature-gates.md).
     #[arg(long, value_name = "GATE=BOOL,...", value_parser = FeatureGates::parse)]
     pub feature_gates: Option<FeatureGates>,
+    /// How long a node must have been Ready before its NodeImage is created (`30s`, `1m`, `500ms`;
+    /// a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = go_duration)]
+    pub nodeimage_creation_delay: Duration,
+    /// Where ImagePullJobs' pull secrets are copied for the node agents to read.
+    #[arg(long, default_value = "kruise-daemon", env = "KRUISE_DAEMON_CONFIG_NS")]
+    pub daemon_config_namespace: String,
+}
+
+/// A duration as Go's flags take one (`30s`, `1m30s`, `500ms`, `2h`), or a bare number of seconds.
+fn go_duration(text: &str) -> Result<Duration, String> {
+    if let Ok(bare) = seconds(text) {
+        return Ok(bare);
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("{text:?}: missing unit (ms, s, m, h)"))?;
+        let (number, tail) = rest.split_at(digits);
+        let unit_len = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let scale = match unit {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            other => return Err(format!("{text:?}: unknown unit {other:?} (ms, s, m, h)")),
+        };
+        let value: f64 = number
+            .parse()
+            .map_err(|e| format!("{text:?} is not a duration: {e}"))?;
+        total += Duration::try_from_secs_f64(value * scale).map_err(|e| format!("{text:?}: {e}"))?;
+        rest = next;
+    }
+    Ok(total)
 }
 
 impl ServeArgs {
@@ -310,4 +356,21 @@ fn settings(gates: Option<FeatureGates>, disable_deletion_protection: bool, crd_
         settings = settings.with(Gate::DeletionProtectionForCRDCascadingGate, true);
     }
     settings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_read_as_go_flags_take_them() {
+        let d = |s: &str| go_duration(s);
+        assert_eq!(d("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(d("0s"), Ok(Duration::ZERO));
+        assert_eq!(d("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(d("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(d("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(d("45"), Ok(Duration::from_secs(45)));
+        assert!(d("30").is_ok() && d("10x").is_err() && d("s").is_err() && d("-1s").is_err());
+    }
 }

@@ -99,6 +99,31 @@ pub struct Context {
     pub settings: kruise_core::Settings,
     /// What the controllers read as now (the system clock outside the playground).
     pub clock: crate::clock::Clock,
+    /// The controllers' tunables (command-line flags).
+    pub tuning: Tuning,
+}
+
+/// The controllers' tunables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// How long a node must have been Ready before its NodeImage is created
+    /// (`--nodeimage-creation-delay`, OpenKruise's default 30 s).
+    pub node_image_creation_delay: std::time::Duration,
+    /// Where ImagePullJobs' pull secrets are copied for the node agents (`--daemon-config-namespace`).
+    pub daemon_config_namespace: String,
+}
+
+/// The namespace the node agents read pull secrets in: `kruise-daemon`, theirs (OpenKruise:
+/// `kruise-daemon-config`).
+pub const DEFAULT_DAEMON_CONFIG_NAMESPACE: &str = "kruise-daemon";
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            node_image_creation_delay: kruise_reconcile::node_image::DEFAULT_CREATION_DELAY,
+            daemon_config_namespace: DEFAULT_DAEMON_CONFIG_NAMESPACE.into(),
+        }
+    }
 }
 
 /// Errors of one reconcile; the error policy requeues with backoff.

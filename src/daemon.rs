@@ -24,6 +24,7 @@ pub mod containermeta;
 pub mod gates;
 pub mod http_get;
 pub mod probe;
+pub mod pull_events;
 pub mod puller;
 pub mod recreate;
 pub mod secrets;

@@ -18,7 +18,10 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
-        Command::Serve(serve) => server::run(serve.args, serve.limits).await,
+        Command::Serve(serve) => {
+            let serve = *serve;
+            server::run(serve.args, serve.limits).await
+        }
         Command::Admit(args) => return admit::run(&args).await,
         Command::Playground(args) => kruise_rs::playground::run(&args).await,
         Command::Daemon(args) => daemon::run(args).await,

@@ -68,6 +68,9 @@ pub struct Options {
     /// `Some`: pods run as real containers in this CRI runtime (`kruise playground --runtime
     /// containerd`); `None`: simulated.
     pub runtime: Option<kruise_playground::kubelet::cri::CriOptions>,
+    /// kruise-rs's `--nodeimage-creation-delay`: zero by default, since the simulated nodes are Ready
+    /// from the start and have no runtime to settle.
+    pub nodeimage_creation_delay: Duration,
 }
 
 impl Default for Options {
@@ -80,6 +83,7 @@ impl Default for Options {
             external_webhook: None,
             clock: kruise_playground::Clock::system(),
             runtime: None,
+            nodeimage_creation_delay: Duration::ZERO,
         }
     }
 }
@@ -133,7 +137,14 @@ pub async fn start(options: Options) -> Result<Handle, PlaygroundError> {
     install::install(&client).await?;
     let kruise = match listener {
         Some(listener) => {
-            let kruise = serve::start(client.clone(), listener, options.settings, options.clock).await?;
+            let kruise = serve::start(
+                client.clone(),
+                listener,
+                options.settings,
+                options.clock,
+                options.nodeimage_creation_delay,
+            )
+            .await?;
             install::wait_ready(&client, &kruise).await?;
             Some(kruise)
         }
@@ -181,6 +192,7 @@ pub async fn run(args: &crate::cli::PlaygroundArgs) -> anyhow::Result<()> {
                 kruise_playground::kubelet::cri::CriOptions::new(&socket.to_string_lossy()),
             ),
         },
+        nodeimage_creation_delay: args.nodeimage_creation_delay,
         ..Options::default()
     };
     let options_runtime = options.runtime.clone();

@@ -94,6 +94,7 @@ pub fn cert_config(args: &ServeArgs) -> CertConfig {
     let mut config = CertConfig::for_service(&args.service_name, &args.namespace);
     config.ca_validity = time::Duration::days(i64::from(args.ca_validity_days));
     config.leaf_validity = time::Duration::days(i64::from(args.cert_validity_days));
+    config.rotation_dwell = time::Duration::seconds(i64::from(args.ca_rotation_dwell_seconds));
     config
 }
 
@@ -132,6 +133,7 @@ pub async fn start_with(args: ServeArgs, provided: Provided) -> anyhow::Result<R
         .await
         .with_context(|| format!("cannot listen on --metrics-addr {}", args.metrics_addr))?;
     let metrics_addr = metrics_listener.local_addr()?;
+    tracing::info!(%metrics_addr, "probes listening");
     // The probes port opens first and lives as long as the process: alive (and unready, with the
     // reason) while the API server cannot be reached or certificates are not loaded yet, and still
     // answering while reviews drain.
@@ -293,6 +295,10 @@ async fn cluster_state(
     let controller_client = client.clone();
     let uninjected_pods = metrics.sidecarset_uninjected_pods.clone();
     let settings = args.settings();
+    let tuning = controllers::Tuning {
+        node_image_creation_delay: args.nodeimage_creation_delay,
+        daemon_config_namespace: args.daemon_config_namespace.clone(),
+    };
     let caches = tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {
             tracing::info!("cluster caches synced");
@@ -305,6 +311,7 @@ async fn cluster_state(
                 uninjected_pods,
                 settings,
                 clock,
+                tuning,
             };
             // Runs until this task is aborted ([`Running::stop`]), which stops the controllers.
             controllers::run_while_leading(context, leading).await;

@@ -45,6 +45,7 @@ pub mod patch;
 pub mod printers;
 pub mod program;
 pub mod protobuf;
+pub mod refusals;
 pub mod registry;
 pub mod request;
 pub mod request_counts;

@@ -131,19 +131,33 @@ pub fn labels(obj: &Value) -> Vec<(String, String)> {
 /// Reads a simple JSON path (`.spec.replicas`, `.status.conditions[0].type` is not supported).
 pub fn get_path<'a>(obj: &'a Value, path: &str) -> Option<&'a Value> {
     let mut cur = obj;
-    for seg in path.trim_start_matches('.').split('.').filter(|s| !s.is_empty()) {
-        cur = cur.get(seg)?;
+    for seg in segments(path) {
+        cur = cur.get(&seg)?;
     }
     Some(cur)
 }
 
+/// The keys of a simple JSON path, `\.` standing for a dot inside a key (as in CRD printer columns
+/// such as `.metadata.labels.crr\.apps\.kruise\.io/node-name`).
+fn segments(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = path.trim_start_matches('.').chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => current.extend(chars.next()),
+            '.' => out.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    out.push(current);
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 /// Writes a simple JSON path, creating objects on the way.
 pub fn set_path(obj: &mut Value, path: &str, value: Value) {
-    let segs: Vec<&str> = path
-        .trim_start_matches('.')
-        .split('.')
-        .filter(|s| !s.is_empty())
-        .collect();
+    let segs = segments(path);
     let mut cur = obj;
     for seg in &segs {
         if !cur.is_object() {
@@ -152,7 +166,7 @@ pub fn set_path(obj: &mut Value, path: &str, value: Value) {
         cur = cur
             .as_object_mut()
             .expect("just made an object")
-            .entry(seg.to_string())
+            .entry(seg.clone())
             .or_insert(Value::Null);
     }
     *cur = value;
@@ -173,6 +187,19 @@ pub fn spec_part(obj: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_escape_dots_inside_keys() {
+        let mut o = json!({"metadata": {"labels": {"crr.apps.kruise.io/node-name": "n1", "a": "b"}}});
+        assert_eq!(
+            get_path(&o, r".metadata.labels.crr\.apps\.kruise\.io/node-name"),
+            Some(&json!("n1"))
+        );
+        assert_eq!(get_path(&o, ".metadata.labels.a"), Some(&json!("b")));
+        assert_eq!(get_path(&o, ".metadata.labels.crr.apps"), None);
+        set_path(&mut o, r".metadata.annotations.x\.io/y", json!("z"));
+        assert_eq!(o["metadata"]["annotations"]["x.io/y"], "z");
+    }
 
     #[test]
     fn generated_names_use_the_apimachinery_alphabet() {

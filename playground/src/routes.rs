@@ -109,6 +109,9 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
                 return Err(ApiError::path_not_found());
             }
             let watching = req.query.get("watch").is_some_and(|w| w == "true" || w == "1");
+            if let Some(refused) = api.refusals.check(&req.method, &p, watching) {
+                return Ok(refused);
+            }
             match (&req.method, &p.name) {
                 (&Method::GET, None) if watching => watch::serve(api.clone(), def, p, req),
                 (&Method::GET, None) => handlers::list(api, &def, &p, &req).await,

@@ -1,5 +1,5 @@
 //! Request checks kube-apiserver makes before any kind-specific logic: a JSON object body, the
-//! namespace of the body against the path, and object names.
+//! namespace of the body against the path, object names, and the total size of the annotations.
 
 use serde_json::{Value, json};
 
@@ -74,6 +74,31 @@ pub fn name(def: &ResourceDef, obj: &Value) -> Result<(), ApiError> {
         let e = FieldError::invalid("metadata.name", &json!(name), msg);
         Err(ApiError::invalid(&def.group, &def.kind, name, &[e]))
     }
+}
+
+/// The most bytes all annotations of an object may take, keys and values together
+/// (`TotalAnnotationSizeLimitB` of kube-apiserver's object meta validation).
+pub const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+/// `metadata.annotations` must not take more than [`TOTAL_ANNOTATION_SIZE_LIMIT`] bytes. Checked, as
+/// kube-apiserver does, on the object as mutating admission left it.
+pub fn annotations(def: &ResourceDef, obj: &Value) -> Result<(), ApiError> {
+    let Some(annotations) = obj["metadata"]["annotations"].as_object() else {
+        return Ok(());
+    };
+    let total: usize = annotations
+        .iter()
+        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
+        .sum();
+    if total <= TOTAL_ANNOTATION_SIZE_LIMIT {
+        return Ok(());
+    }
+    let e = FieldError::other(
+        "FieldValueTooLong",
+        "metadata.annotations",
+        format!("Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes"),
+    );
+    Err(ApiError::invalid(&def.group, &def.kind, meta::name(obj), &[e]))
 }
 
 /// A CRD's name must be `<plural>.<group>`.

@@ -9,6 +9,7 @@
 
 mod plan;
 mod request;
+pub mod secrets;
 
 pub use plan::{Input, Plan, plan, targets};
 pub use request::{TagRequest, derived_pull_policy};

@@ -1,12 +1,12 @@
 //! The NodeImage planner (`pkg/controller/nodeimage`; docs/image-pull.md#nodeimage): one NodeImage per
-//! node, created once the node is Ready and deleted with it; its labels mirror the node's; tags whose
+//! node, created once the node has been Ready for the creation delay and deleted with it; its labels mirror the node's; tags whose
 //! owners are gone or whose TTL passed leave the spec; tags the node never answered, or that outlived
 //! their deadline, are failed in the status.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, NodeCondition, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::apps_v1beta1::{
@@ -15,8 +15,6 @@ use kruise_api::apps_v1beta1::{
 
 /// Seconds a node has to report a tag before the controller fails it.
 pub const RESPONSE_TIMEOUT_SECONDS: i64 = 600;
-/// Nodes labelled `type=virtual-kubelet` get no NodeImage.
-const VIRTUAL_KUBELET: (&str, &str) = ("type", "virtual-kubelet");
 /// The shortest requeue (OpenKruise: anything under 3 s becomes 3–5 s).
 const MIN_REQUEUE: Duration = Duration::from_secs(3);
 
@@ -31,9 +29,15 @@ pub struct Input<'a> {
     pub node_image: Option<&'a NodeImage>,
     /// Uids of the ImagePullJobs that exist (owners with another uid are gone).
     pub live_jobs: &'a BTreeSet<String>,
+    /// How long a node must have been Ready before its NodeImage is created
+    /// (`--nodeimage-creation-delay`, [`DEFAULT_CREATION_DELAY`]).
+    pub creation_delay: Duration,
     /// The clock.
     pub now: Timestamp,
 }
+
+/// OpenKruise's `--nodeimage-creation-delay` default.
+pub const DEFAULT_CREATION_DELAY: Duration = Duration::from_secs(30);
 
 /// What one pass decided.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -46,8 +50,32 @@ pub struct Plan {
     pub update: Option<NodeImage>,
     /// Write this status.
     pub status: Option<NodeImageStatus>,
+    /// The tags this status fails: once it is written, each is announced (Warning `PullImageFailed`
+    /// on its owners and the NodeImage).
+    pub failed: Vec<FailedTag>,
     /// Look again after this long.
     pub requeue_after: Option<Duration>,
+}
+
+/// A tag the controller failed for its node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailedTag {
+    /// `<name>:<tag>`.
+    pub image: String,
+    /// Why.
+    pub message: &'static str,
+    /// The tag's owners (usually ImagePullJobs).
+    pub owners: Vec<ObjectReference>,
+}
+
+impl FailedTag {
+    /// OpenKruise's event message (`nodeimage-controller`).
+    pub fn note(&self, node: &str) -> String {
+        format!(
+            "Failed to pull image {} on node {node} for {}",
+            self.image, self.message
+        )
+    }
 }
 
 /// Plans one pass.
@@ -60,21 +88,12 @@ pub fn plan(input: &Input<'_>) -> Plan {
         ..
     } = *input;
     let node = node.filter(|n| n.metadata.deletion_timestamp.is_none());
-    let virtual_node = node.is_some_and(|n| label(&n.metadata, VIRTUAL_KUBELET.0) == Some(VIRTUAL_KUBELET.1));
+    // Virtual-kubelet nodes run no agent: they get no NodeImage.
+    let virtual_node =
+        node.is_some_and(|n| kruise_core::names::is_virtual_kubelet(n.metadata.labels.as_ref()));
     let Some(node_image) = node_image else {
         return match node {
-            Some(node) if !virtual_node && is_ready(node) => Plan {
-                create: Some(NodeImage {
-                    metadata: ObjectMeta {
-                        name: Some(name.to_owned()),
-                        labels: node.metadata.labels.clone(),
-                        ..ObjectMeta::default()
-                    },
-                    spec: NodeImageSpec::default(),
-                    status: None,
-                }),
-                ..Plan::default()
-            },
+            Some(node) if !virtual_node => create(name, node, input.creation_delay, now),
             _ => Plan::default(),
         };
     };
@@ -175,6 +194,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 Some(_) => None,
             };
             if let Some(message) = failure {
+                plan.failed.push(FailedTag {
+                    image: format!("{image}:{}", tag.tag),
+                    message,
+                    owners: tag.owner_references.clone(),
+                });
                 let tags = &mut status.image_statuses.entry(image.clone()).or_default().tags;
                 tags.retain(|t| t.tag != tag.tag);
                 tags.push(ImageTagStatus {
@@ -199,6 +223,39 @@ pub fn plan(input: &Input<'_>) -> Plan {
             .max(MIN_REQUEUE)
     });
     plan
+}
+
+/// The NodeImage of a node without one: created once the node has been Ready for `delay` (since its
+/// Ready condition's last transition; a condition without one counts as Ready long ago), else a requeue
+/// at that moment. A node that is not Ready gets nothing (its next change triggers a pass).
+fn create(name: &str, node: &Node, delay: Duration, now: Timestamp) -> Plan {
+    let Some(ready) = ready_condition(node) else {
+        return Plan::default();
+    };
+    if let Some(Time(since)) = &ready.last_transition_time {
+        let at = SignedDuration::try_from(delay)
+            .ok()
+            .and_then(|d| since.checked_add(d).ok())
+            .unwrap_or(*since);
+        if at > now {
+            return Plan {
+                requeue_after: Duration::try_from(at.duration_since(now)).ok(),
+                ..Plan::default()
+            };
+        }
+    }
+    Plan {
+        create: Some(NodeImage {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                labels: node.metadata.labels.clone(),
+                ..ObjectMeta::default()
+            },
+            spec: NodeImageSpec::default(),
+            status: None,
+        }),
+        ..Plan::default()
+    }
 }
 
 /// Recounts `desired` (tags in the spec) and the phases of the statuses at their spec version.
@@ -241,11 +298,15 @@ fn label<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
     meta.labels.as_ref()?.get(key).map(String::as_str)
 }
 
-fn is_ready(node: &Node) -> bool {
+/// The node's `Ready` condition, when it is `True`.
+fn ready_condition(node: &Node) -> Option<&NodeCondition> {
     node.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .filter(|c| c.status == "True")
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Node, PodCondition};
 use kruise_api::PodRecord;
 use kruise_api::apps_v1alpha1::{
-    NodePodProbe, NodePodProbeSpec, PROBE_NAME_SEPARATOR, PodProbeMarker, PodProbeStatus, ProbeState,
+    NodePodProbe, NodePodProbeSpec, PROBE_NAME_SEPARATOR, PodContainerProbe, PodProbeMarker, PodProbeStatus,
+    ProbeState,
 };
 use kruise_core::pod_state;
 
@@ -145,26 +146,32 @@ pub fn marks<'a>(
                 ..PodCondition::default()
             });
         }
-        let matched = probe.marker_policy.iter().find(|p| p.state == state.state);
-        let opposite = probe.marker_policy.iter().rev().find(|p| p.state != state.state);
-        if let Some(opposite) = opposite {
-            for k in opposite.labels.keys() {
-                out.labels.insert(k.clone(), None);
-            }
-            for k in opposite.annotations.keys() {
-                out.annotations.insert(k.clone(), None);
-            }
-        }
-        if let Some(matched) = matched {
-            for (k, v) in &matched.labels {
-                out.labels.insert(k.clone(), Some(v.clone()));
-            }
-            for (k, v) in &matched.annotations {
-                out.annotations.insert(k.clone(), Some(v.clone()));
-            }
-        }
+        policy_marks(probe, &state.state, &mut out);
     }
     out
+}
+
+/// The labels and annotations `probe`'s marker policies ask for in `state`: those of the policy for the
+/// state set, those of the other policy (for Unknown, the last listed) removed.
+pub fn policy_marks(probe: &PodContainerProbe, state: &ProbeState, out: &mut Marks) {
+    let matched = probe.marker_policy.iter().find(|p| p.state == *state);
+    let opposite = probe.marker_policy.iter().rev().find(|p| p.state != *state);
+    if let Some(opposite) = opposite {
+        for k in opposite.labels.keys() {
+            out.labels.insert(k.clone(), None);
+        }
+        for k in opposite.annotations.keys() {
+            out.annotations.insert(k.clone(), None);
+        }
+    }
+    if let Some(matched) = matched {
+        for (k, v) in &matched.labels {
+            out.labels.insert(k.clone(), Some(v.clone()));
+        }
+        for (k, v) in &matched.annotations {
+            out.annotations.insert(k.clone(), Some(v.clone()));
+        }
+    }
 }
 
 /// Whether the marks change the cached pod.

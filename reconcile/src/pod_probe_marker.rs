@@ -10,6 +10,12 @@
 //!
 //! The finalizer `kruise.io/node-pod-probe-cleanup` is added first; on deletion every NodePodProbe is
 //! cleared of the marker's probes before the finalizer goes. The status counts the matched pods.
+//!
+//! Serverless (gate `EnablePodProbeMarkerOnServerless`): a pod on a virtual-kubelet node has no agent;
+//! its provider runs the probes the pod webhook listed in `kruise.io/podprobe` and sets the pods'
+//! `podConditionType` conditions. The planner then marks the pod from those conditions (True →
+//! Succeeded, False → Failed; the policies as [`crate::node_pod_probe::policy_marks`]), and leaves it out
+//! of every NodePodProbe.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,9 +24,11 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1alpha1::{
     ContainerProbe, NodePodProbe, NodePodProbeSpec, POD_PROBE_MARKER_FINALIZER, PROBE_NAME_SEPARATOR,
-    PodProbe, PodProbeMarker, PodProbeMarkerStatus,
+    PodProbe, PodProbeMarker, PodProbeMarkerStatus, ProbeState,
 };
 use kruise_core::pod_state;
+
+use crate::node_pod_probe::{Marks, changes, policy_marks};
 
 /// What one pass sees.
 pub struct Input<'a> {
@@ -30,6 +38,18 @@ pub struct Input<'a> {
     pub pods: &'a [&'a PodRecord],
     /// Every NodePodProbe.
     pub node_pod_probes: &'a [&'a NodePodProbe],
+    /// The virtual-kubelet nodes whose pods are marked from their conditions; `None` when serverless
+    /// marking is off.
+    pub serverless_nodes: Option<&'a BTreeSet<String>>,
+}
+
+/// Labels and annotations to set on one serverless pod.
+#[derive(Debug, PartialEq)]
+pub struct PodMarks {
+    /// The pod's name (in the marker's namespace).
+    pub name: String,
+    /// What changes; conditions stay as the provider set them.
+    pub marks: Marks,
 }
 
 /// A NodePodProbe spec to write, with the resourceVersion it was computed from.
@@ -52,6 +72,8 @@ pub struct Plan {
     pub writes: Vec<SpecWrite>,
     /// The status, when it changed.
     pub status: Option<PodProbeMarkerStatus>,
+    /// Serverless pods whose labels or annotations change.
+    pub pods: Vec<PodMarks>,
 }
 
 /// Whether the marker's pods include `pod`: selected, active, scheduled and `Initialized`.
@@ -181,6 +203,33 @@ fn pod_ip(pod: &PodRecord) -> String {
         .unwrap_or_default()
 }
 
+/// The marks a serverless pod's conditions ask for: for each probe with a condition type, True means
+/// Succeeded and False Failed; a probe whose condition is missing or Unknown marks nothing.
+pub fn serverless_marks(ppm: &PodProbeMarker, pod: &PodRecord) -> Marks {
+    let mut out = Marks::default();
+    for probe in ppm
+        .spec
+        .probes
+        .iter()
+        .filter(|p| !p.pod_condition_type.is_empty())
+    {
+        let state = match pod_state::condition(pod, &probe.pod_condition_type).map(|c| c.status.as_str()) {
+            Some("True") => ProbeState::Succeeded,
+            Some("False") => ProbeState::Failed,
+            _ => continue,
+        };
+        policy_marks(probe, &state, &mut out);
+    }
+    out
+}
+
+fn node_of(pod: &PodRecord) -> &str {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.node_name.as_deref())
+        .unwrap_or_default()
+}
+
 /// One pass.
 pub fn plan(input: &Input) -> Plan {
     let ppm = input.ppm;
@@ -208,12 +257,19 @@ pub fn plan(input: &Input) -> Plan {
         input.pods.iter().copied().filter(|p| matches(ppm, p)).collect()
     };
     let mut by_node: BTreeMap<&str, BTreeMap<&str, (&PodRecord, Vec<ContainerProbe>)>> = BTreeMap::new();
+    let mut pods = Vec::new();
     for pod in &matched {
-        let node = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_name.as_deref())
-            .unwrap_or_default();
+        let node = node_of(pod);
+        if input.serverless_nodes.is_some_and(|nodes| nodes.contains(node)) {
+            let marks = serverless_marks(ppm, pod);
+            if changes(&marks, pod) {
+                pods.push(PodMarks {
+                    name: pod.metadata.name.clone().unwrap_or_default(),
+                    marks,
+                });
+            }
+            continue;
+        }
         let uid = pod.metadata.uid.as_deref().unwrap_or_default();
         by_node
             .entry(node)
@@ -239,7 +295,7 @@ pub fn plan(input: &Input) -> Plan {
         return Plan {
             finalizer: writes.is_empty().then_some(false),
             writes,
-            status: None,
+            ..Plan::default()
         };
     }
     let status = PodProbeMarkerStatus {
@@ -250,6 +306,7 @@ pub fn plan(input: &Input) -> Plan {
         finalizer: None,
         writes,
         status: (ppm.status.as_ref() != Some(&status)).then_some(status),
+        pods,
     }
 }
 

@@ -35,8 +35,8 @@ pub enum Outcome {
     /// Not written: it no longer holds, was decided on a version someone else changed, or the write
     /// conflicted. The cache has been brought up to date; decide again.
     DecideAgain,
-    /// The write failed for another reason.
-    Failed(WriteError),
+    /// The write failed for another reason (shared by the round's members).
+    Failed(Arc<WriteError>),
 }
 
 /// The deltas waiting per object, and whether a leader is writing them.
@@ -81,7 +81,9 @@ impl GroupCommit {
             tokio::spawn(self.clone().lead(cache.clone(), target));
         }
         answer.await.unwrap_or_else(|_| {
-            Outcome::Failed(WriteError::Invalid("the grouped write was abandoned".into()))
+            Outcome::Failed(Arc::new(WriteError::Invalid(
+                "the grouped write was abandoned".into(),
+            )))
         })
     }
 
@@ -126,11 +128,9 @@ async fn round(
     let grouped = match grouped_status(cache, target, &changes) {
         Ok(grouped) => grouped,
         Err(e) => {
-            let message = e.to_string();
+            let failure = Arc::new(WriteError::Invalid(e.to_string()));
             for member in members {
-                let _ = member
-                    .reply
-                    .send(Outcome::Failed(WriteError::Invalid(message.clone())));
+                let _ = member.reply.send(Outcome::Failed(failure.clone()));
             }
             return;
         }
@@ -182,13 +182,13 @@ async fn round(
         tracing::warn!(kind = %target.kind, namespace = %target.namespace, name = %target.name,
             error = %e, "cannot re-read after a conflicting grouped write");
     }
-    let failure = match &result {
-        Err(e) if !conflicted => Some(e.to_string()),
+    let failure = match result {
+        Err(e) if !conflicted => Some(Arc::new(e)),
         _ => None,
     };
     for (member, accepted) in members.into_iter().zip(accepted) {
         let outcome = match (&failure, accepted, conflicted) {
-            (Some(message), true, _) => Outcome::Failed(WriteError::Invalid(message.clone())),
+            (Some(failure), true, _) => Outcome::Failed(failure.clone()),
             (None, true, false) => Outcome::Recorded,
             _ => Outcome::DecideAgain,
         };

@@ -5,19 +5,28 @@
 //! the shared cache, writes the planned tags into the NodeImages (read, apply, replace with the
 //! resourceVersion read; a conflict re-reads and re-applies), writes the job's status and deletes the
 //! job once its TTL has passed. NodeImage changes trigger the unfinished jobs.
+//!
+//! A job with `pullSecrets` first has them copied into the daemon config namespace
+//! ([`kruise_reconcile::image_pull_job::secrets`]); its finalizer keeps it until a deletion has
+//! released its copies. Secrets are read from the API server (never cached); a source's edit reaches
+//! its copy on the job's next pass (at most 10 s apart while it runs).
 
 use std::{sync::Arc, time::Duration};
 
-use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::{api::core::v1::Secret, jiff::Timestamp};
 use kruise_api::{
     PodRecord,
-    apps_v1beta1::{ImagePullJob, NodeImage},
+    apps_v1beta1::{ImagePullJob, NodeImage, ReferenceObject},
 };
-use kruise_reconcile::image_pull_job::{Input, TagRequest, plan};
+use kruise_reconcile::image_pull_job::{
+    Input, TagRequest, plan,
+    secrets::{PROTECTION_FINALIZER, SecretsInput, is_running, plan_secrets},
+};
 use kube::{
     Api, ResourceExt as _,
-    api::{DeleteParams, PostParams, Preconditions, PropagationPolicy},
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy},
 };
+use serde_json::json;
 
 use super::{
     Context, ControllerView, Error,
@@ -56,11 +65,117 @@ async fn write(api: &Api<NodeImage>, request: &TagRequest) -> Result<(), kube::E
     Ok(())
 }
 
+/// Six hex digits for a new copy's name.
+fn suffix() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_i128(Timestamp::now().as_nanosecond());
+    format!("{:06x}", hasher.finish() & 0xff_ffff)
+}
+
+fn conflict(secret: &Secret) -> Error {
+    Error::Conflict {
+        kind: "Secret".into(),
+        namespace: secret.namespace().unwrap_or_default(),
+        name: secret.name_any(),
+    }
+}
+
+/// Copies, refreshes and releases the job's pull secrets in the daemon config namespace, adds or
+/// removes the job's finalizer, and returns the references its NodeImages need.
+async fn sync_secrets(context: &Context, job: &ImagePullJob) -> Result<Vec<ReferenceObject>, Error> {
+    let has_finalizer = job.finalizers().iter().any(|f| f == PROTECTION_FINALIZER);
+    if job.spec.template.pull_secrets.is_empty() && !has_finalizer {
+        return Ok(Vec::new());
+    }
+    let namespace = job.namespace().unwrap_or_default();
+    let config = context.tuning.daemon_config_namespace.as_str();
+    let copies_api: Api<Secret> = Api::namespaced(context.client.clone(), config);
+    let copies = if namespace == config {
+        Vec::new()
+    } else {
+        copies_api.list(&ListParams::default()).await?.items
+    };
+    let mut sources = Vec::new();
+    if is_running(job) {
+        let api: Api<Secret> = Api::namespaced(context.client.clone(), &namespace);
+        for name in &job.spec.template.pull_secrets {
+            match api.get_opt(name).await? {
+                Some(secret) => sources.push(secret),
+                None => tracing::warn!(secret = %name, "a pull secret of the ImagePullJob does not exist"),
+            }
+        }
+    }
+    let suffix = suffix();
+    let plan = plan_secrets(&SecretsInput {
+        job,
+        config_namespace: config,
+        sources: &sources,
+        copies: &copies,
+        suffix: &suffix,
+    });
+    for secret in &plan.create {
+        match copies_api.create(&PostParams::default(), secret).await {
+            Ok(_) => tracing::info!(secret = %secret.name_any(), "pull secret copied for the node agents"),
+            Err(kube::Error::Api(s)) if s.code == 409 => return Err(conflict(secret)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for secret in &plan.update {
+        match copies_api
+            .replace(&secret.name_any(), &PostParams::default(), secret)
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => return Err(conflict(secret)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for secret in &plan.delete {
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: secret.metadata.uid.clone(),
+                resource_version: secret.metadata.resource_version.clone(),
+            }),
+            ..DeleteParams::default()
+        };
+        match copies_api.delete(&secret.name_any(), &params).await {
+            Ok(_) => tracing::info!(secret = %secret.name_any(), "pull secret copy released"),
+            Err(kube::Error::Api(s)) if s.is_not_found() => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => return Err(conflict(secret)),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if let Some(present) = plan.finalizer {
+        let mut finalizers: Vec<String> = job.finalizers().to_vec();
+        finalizers.retain(|f| f != PROTECTION_FINALIZER);
+        if present {
+            finalizers.push(PROTECTION_FINALIZER.into());
+        }
+        let api: Api<ImagePullJob> = Api::namespaced(context.client.clone(), &namespace);
+        let patch =
+            json!({"metadata": {"finalizers": finalizers, "resourceVersion": job.resource_version()}});
+        match api
+            .patch(&job.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.is_not_found() && !present => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(plan.refs)
+}
+
 async fn pass(
     context: &Context,
     job: Arc<ImagePullJob>,
     pass: Pass<ImagePullJob, ()>,
 ) -> Result<Next, Error> {
+    let secrets = sync_secrets(context, &job).await?;
+    if job.metadata.deletion_timestamp.is_some() {
+        return Ok(Next::Idle);
+    }
     let namespace = job.namespace().unwrap_or_default();
     let mut node_images: Vec<NodeImage> = context
         .view
@@ -89,6 +204,7 @@ async fn pass(
         pods: &pods,
         now,
         jitter,
+        secrets: &secrets,
     });
     if plan.delete_job {
         let api: Api<ImagePullJob> = Api::namespaced(context.client.clone(), &namespace);
@@ -124,6 +240,7 @@ impl Reconciler for State {
     type Memory = ();
     const DEBOUNCE: Duration = Duration::from_millis(100);
     const RESYNC: Duration = RESYNC;
+    const WHILE_DELETING: bool = true;
 
     fn triggers(&self, triggers: Triggers<ImagePullJob>) -> Triggers<ImagePullJob> {
         triggers

@@ -7,13 +7,18 @@
 
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
-use k8s_openapi::{api::core::v1::Node, jiff::Timestamp};
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::ObjectReference;
 use kruise_api::apps_v1beta1::{FAKE_NODE_IMAGE_LABEL, ImagePullJob, NodeImage};
+use kruise_reconcile::node_image::FailedTag;
 use kruise_reconcile::node_image::{Input, plan};
 use kube::{
     Api, ResourceExt as _,
     api::{DeleteParams, PostParams, Preconditions},
-    runtime::reflector::ObjectRef,
+    runtime::{
+        events::{Event, EventType, Recorder, Reporter},
+        reflector::ObjectRef,
+    },
 };
 
 use super::{
@@ -27,6 +32,41 @@ pub const RESYNC: Duration = Duration::from_secs(60);
 /// Passes per node.
 pub struct Nodes {
     context: Context,
+    recorder: Recorder,
+}
+
+/// The events' reporter.
+pub fn reporter() -> Reporter {
+    Reporter {
+        controller: "kruise-manager".into(),
+        instance: Some("nodeimage-controller".into()),
+    }
+}
+
+/// Warning `PullImageFailed` on each owner of a tag the controller failed, then on the NodeImage.
+async fn announce(recorder: &Recorder, node_image: &NodeImage, failed: &[FailedTag]) {
+    let name = node_image.name_any();
+    let node_ref = ObjectReference {
+        api_version: Some("apps.kruise.io/v1beta1".into()),
+        kind: Some("NodeImage".into()),
+        name: Some(name.clone()),
+        uid: node_image.metadata.uid.clone(),
+        ..ObjectReference::default()
+    };
+    for tag in failed {
+        let event = Event {
+            type_: EventType::Warning,
+            reason: "PullImageFailed".into(),
+            note: Some(tag.note(&name)),
+            action: "PullImage".into(),
+            secondary: None,
+        };
+        for regarding in tag.owners.iter().chain([&node_ref]) {
+            if let Err(e) = recorder.publish(&event, regarding).await {
+                tracing::debug!(error = %e, "PullImageFailed event not published");
+            }
+        }
+    }
 }
 
 /// Passes per NodeImage (deletion with the node).
@@ -44,7 +84,7 @@ pub fn live_jobs(view: &dyn ControllerView) -> BTreeSet<String> {
         .collect()
 }
 
-async fn node_pass(context: &Context, node: Arc<Node>) -> Result<Next, Error> {
+async fn node_pass(context: &Context, recorder: &Recorder, node: Arc<Node>) -> Result<Next, Error> {
     let name = node.name_any();
     let node_image: Option<Arc<NodeImage>> = kruise_core::view::get(context.view.as_ref(), "", &name);
     let live = live_jobs(context.view.as_ref());
@@ -53,7 +93,8 @@ async fn node_pass(context: &Context, node: Arc<Node>) -> Result<Next, Error> {
         node: Some(&node),
         node_image: node_image.as_deref(),
         live_jobs: &live,
-        now: Timestamp::now(),
+        creation_delay: context.tuning.node_image_creation_delay,
+        now: context.clock.now(),
     });
     let api: Api<NodeImage> = Api::all(context.client.clone());
     if let Some(new) = &plan.create {
@@ -77,7 +118,7 @@ async fn node_pass(context: &Context, node: Arc<Node>) -> Result<Next, Error> {
         let mut body = (**current).clone();
         body.status = Some(status.clone());
         match api.replace_status(&name, &PostParams::default(), &body).await {
-            Ok(_) => {}
+            Ok(_) => announce(recorder, current, &plan.failed).await,
             Err(kube::Error::Api(s)) if s.code == 409 => return Ok(Next::After(Duration::from_millis(200))),
             Err(e) => return Err(e.into()),
         }
@@ -95,6 +136,7 @@ impl Reconciler for Nodes {
         triggers
             .watch(|ni: &NodeImage, _: &Known<Node>| vec![ObjectRef::new(&ni.name_any())])
             .watch(|_: &ImagePullJob, known: &Known<Node>| known.refs(|_| true))
+            .all_on(self.context.clock.jumps())
     }
 
     fn cached(view: &dyn ControllerView, _namespace: &str, name: &str) -> Option<Arc<Node>> {
@@ -102,7 +144,7 @@ impl Reconciler for Nodes {
     }
 
     async fn pass(self: Arc<Self>, node: Arc<Node>, _: Pass<Node, ()>) -> Result<Next, Error> {
-        node_pass(&self.context, node).await
+        node_pass(&self.context, &self.recorder, node).await
     }
 }
 
@@ -154,6 +196,7 @@ pub async fn run(context: Context) {
     let nodes = control_loop::run(
         context.clone(),
         Nodes {
+            recorder: Recorder::new(context.client.clone(), reporter()),
             context: context.clone(),
         },
     );

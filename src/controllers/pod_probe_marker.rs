@@ -3,14 +3,18 @@
 //! marker's probes into the NodePodProbes of its pods' nodes, and counts the matched pods.
 //!
 //! Pod changes trigger the markers of the pod's namespace (a pod that stops matching must lose its
-//! probes); NodePodProbe changes trigger every marker (a NodePodProbe created for a new node).
+//! probes, a serverless pod's provider sets a condition); NodePodProbe changes trigger every marker (a
+//! NodePodProbe created for a new node). With gate `EnablePodProbeMarkerOnServerless`, pods of
+//! virtual-kubelet nodes are marked from their conditions with a merge patch of their labels and
+//! annotations (`null` removes one).
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use kruise_api::{
     PodRecord,
     apps_v1alpha1::{NodePodProbe, POD_PROBE_MARKER_FINALIZER, PodProbeMarker},
 };
+use kruise_core::{Gate, names};
 use kruise_reconcile::pod_probe_marker::{Input, plan};
 use kube::{
     Api, ResourceExt as _,
@@ -51,10 +55,25 @@ async fn pass(
     let pods: Vec<&PodRecord> = pods.iter().map(|p| &**p).collect();
     let npps = context.view.kinds().node_pod_probes.list(None);
     let npp_refs: Vec<&NodePodProbe> = npps.iter().map(|n| &**n).collect();
+    let serverless_nodes: Option<BTreeSet<String>> = context
+        .settings
+        .enabled(Gate::EnablePodProbeMarkerOnServerless)
+        .then(|| {
+            context
+                .view
+                .kinds()
+                .nodes
+                .list(None)
+                .iter()
+                .filter(|n| names::is_virtual_kubelet(n.metadata.labels.as_ref()))
+                .filter_map(|n| n.metadata.name.clone())
+                .collect()
+        });
     let plan = plan(&Input {
         ppm: &ppm,
         pods: &pods,
         node_pod_probes: &npp_refs,
+        serverless_nodes: serverless_nodes.as_ref(),
     });
     if let Some(present) = plan.finalizer {
         let mut finalizers: Vec<String> = ppm.finalizers().to_vec();
@@ -97,6 +116,18 @@ async fn pass(
     }
     if conflicted || (ppm.metadata.deletion_timestamp.is_some() && !plan.writes.is_empty()) {
         return Ok(Next::After(REQUEUE));
+    }
+    let pods_api: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(context.client.clone(), &namespace);
+    for pod in &plan.pods {
+        let patch = json!({"metadata": {"labels": pod.marks.labels, "annotations": pod.marks.annotations}});
+        match pods_api
+            .patch(&pod.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => tracing::debug!(pod = %pod.name, "serverless pod marked from its conditions"),
+            Err(e) if matches!(code(&e), Some(404)) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
     if let Some(status) = &plan.status {
         p.write_status(&ppm, status).await?;

@@ -5,7 +5,8 @@
 //! Status writes: a tag is reported when its pull starts and when it ends (a `Waiting` change alone
 //! is never written), writes are at least `MIN_WRITE_INTERVAL` apart and carry every change since the
 //! last one, so one job costs at most two status writes per node. A tag whose status at the same
-//! version has a completion time is never pulled again, also after a restart of the agent.
+//! version has a completion time is never pulled again, also after a restart of the agent. Once a
+//! write says a pull finished, its events are recorded ([`pull_events`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -25,8 +26,8 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::secrets;
 use super::worker::{self, Env, Job, Shared};
+use super::{pull_events, secrets};
 
 /// The least time between two status writes.
 const MIN_WRITE_INTERVAL: Duration = Duration::from_millis(500);
@@ -63,6 +64,7 @@ pub async fn run(client: kube::Client, config: Config, runtime: watch::Receiver<
     };
     let mut puller = Puller {
         api,
+        recorder: pull_events::recorder(client.clone(), &config.node),
         client,
         env,
         node: config.node,
@@ -102,6 +104,7 @@ pub async fn run(client: kube::Client, config: Config, runtime: watch::Receiver<
 
 struct Puller {
     api: Api<NodeImage>,
+    recorder: kube::runtime::events::Recorder,
     client: kube::Client,
     env: Env,
     node: String,
@@ -201,6 +204,8 @@ impl Puller {
             }
             match self.write(&baseline, &status).await {
                 Ok(()) => {
+                    let events = pull_events::finished(ni, &baseline, &status);
+                    pull_events::publish(&self.recorder, &events).await;
                     self.written = Some(status);
                     self.last_write = Some(Instant::now());
                     self.running.retain(|_, r| {

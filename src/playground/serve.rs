@@ -55,7 +55,7 @@ impl TimeSource for PlaygroundTime {
 }
 
 /// The arguments `kruise serve` would get in the playground's cluster.
-fn args(settings: Settings) -> ServeArgs {
+fn args(settings: Settings, nodeimage_creation_delay: std::time::Duration) -> ServeArgs {
     ServeArgs {
         port: 0,
         bind_address: [127, 0, 0, 1].into(),
@@ -65,12 +65,15 @@ fn args(settings: Settings) -> ServeArgs {
         cert_mode: CertMode::SelfSigned,
         ca_validity_days: 3650,
         cert_validity_days: 365,
+        ca_rotation_dwell_seconds: 120,
         namespace: NAMESPACE.into(),
         service_name: SERVICE.into(),
         secret_name: "kruise-webhook-certs".into(),
         disable_deletion_protection: false,
         enable_crd_cascading_protection: false,
         feature_gates: Some(*settings.gates()),
+        nodeimage_creation_delay,
+        daemon_config_namespace: crate::controllers::DEFAULT_DAEMON_CONFIG_NAMESPACE.into(),
     }
 }
 
@@ -80,6 +83,7 @@ pub async fn start(
     listener: std::net::TcpListener,
     settings: Settings,
     clock: kruise_playground::Clock,
+    nodeimage_creation_delay: std::time::Duration,
 ) -> Result<Kruise, PlaygroundError> {
     let clock = if clock.is_manual() {
         Clock::from_source(Arc::new(PlaygroundTime(clock)))
@@ -92,7 +96,7 @@ pub async fn start(
         clock,
         ..Provided::default()
     };
-    let running = server::start_with(args(settings), provided)
+    let running = server::start_with(args(settings, nodeimage_creation_delay), provided)
         .await
         .map_err(PlaygroundError::Serve)?;
     Ok(Kruise { running })

@@ -147,3 +147,61 @@ async fn an_eviction_whose_budget_write_fails_is_refused_and_spends_nothing() {
     assert_eq!(stored["unavailableAllowed"], 2);
     assert!(stored["disruptedPods"]["web-0"].is_string());
 }
+
+/// §4.80: the API server throttles the budget's status write (429 with Retry-After, API Priority and
+/// Fairness). The kube client retries after the server's delay; a write throttled once lands and the
+/// eviction is allowed and recorded once. A write throttled for longer than
+/// [`kruise_rs::admission::WRITE_DEADLINE`] is refused with a 429 (the caller retries), well inside
+/// the webhook's 10 s timeout, and spends nothing.
+#[tokio::test]
+async fn an_eviction_whose_budget_write_is_throttled_is_retried_or_refused_in_time() {
+    use kruise_playground::refusals::{Refusal, Requests};
+    let cluster = cluster::start().await;
+    budget_of_three(&cluster).await;
+    let admission = replica(&cluster).await;
+    let status_writes = Requests::on("policy.kruise.io", "podunavailablebudgets")
+        .subresource(axum::http::Method::PUT, "status");
+    let throttle = Refusal::TooManyRequests {
+        retry_after_seconds: 1,
+    };
+    let refusals = &cluster.api().refusals;
+
+    refusals.arm(status_writes.clone(), throttle, Some(1));
+    let started = std::time::Instant::now();
+    let answer = admission
+        .answer(Webhook::ValidatePod, &eviction(0))
+        .await
+        .unwrap();
+    assert!(
+        answer.review.response.allowed,
+        "{:?}",
+        answer.review.response.status
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "Retry-After not honoured"
+    );
+    assert_eq!(refusals.clear(&status_writes), 1);
+    let stored = cluster.get(PUBS, "shop", "web").unwrap()["status"].clone();
+    assert_eq!(stored["unavailableAllowed"], 2);
+
+    refusals.arm(status_writes.clone(), throttle, None);
+    let started = std::time::Instant::now();
+    let answer = admission
+        .answer(Webhook::ValidatePod, &eviction(1))
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    let response = answer.review.response;
+    assert!(!response.allowed, "allowed without a recorded disruption");
+    let status = response.status.unwrap();
+    assert_eq!(status.code, 429, "{}", status.message);
+    assert!(
+        took >= kruise_rs::admission::WRITE_DEADLINE && took < Duration::from_secs(8),
+        "answered after {took:?}"
+    );
+    assert!(refusals.clear(&status_writes) >= 2, "the client retried");
+    let stored = cluster.get(PUBS, "shop", "web").unwrap()["status"].clone();
+    assert_eq!(stored["unavailableAllowed"], 2, "nothing more spent");
+    assert!(stored["disruptedPods"].get("web-1").is_none());
+}

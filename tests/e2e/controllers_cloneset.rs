@@ -60,6 +60,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
+        tuning: Default::default(),
     }));
     Env { cluster, controller }
 }
@@ -246,4 +247,51 @@ async fn watches_expired_mid_rollout_are_listed_again_and_nothing_is_missed() {
         store.too_old_watches() > refused_before,
         "no watch resumed from before a restart (the 410 path was not exercised)"
     );
+}
+
+/// §4.85: the namespace is terminating while the CloneSet is still there (the namespace controller has
+/// not deleted it yet: here its delete keeps failing). The API server refuses every create there (403
+/// `NamespaceTerminating`); the controller backs off (5 s doubling) instead of trying again on every
+/// event, and keeps running.
+#[tokio::test]
+async fn creates_refused_in_a_terminating_namespace_back_off() {
+    use kruise_playground::api::{admission::Operation, delete::DeleteOptions};
+    let cloneset_deletes = Target {
+        operation: Some(Operation::Delete),
+        ..Target::writes("apps.kruise.io", "clonesets")
+    };
+    let env = start(0, |cluster| cluster.faults.fail(cloneset_deletes.clone())).await;
+    let cluster = &env.cluster;
+    let namespaces = cluster.api().registry.find("", "v1", "namespaces").unwrap();
+    cluster
+        .api()
+        .delete(&namespaces, "", "ns", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let terminating = cluster.get(cluster::NAMESPACES, "", "ns").unwrap();
+    assert_eq!(terminating["status"]["phase"], "Terminating");
+    // What the controller creates in the namespace: its revisions (the namespace controller deletes
+    // them) and its pods.
+    let creates = || {
+        cluster
+            .requests()
+            .iter()
+            .filter(|(k, _)| {
+                k.method == "POST" && ["pods", "controllerrevisions"].contains(&k.resource.as_str())
+            })
+            .map(|(_, n)| *n)
+            .sum::<u64>()
+    };
+    let before = creates();
+    cluster
+        .modify(CLONESETS, "ns", "web", |cs| cs["spec"]["replicas"] = json!(3))
+        .await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let attempts = creates() - before;
+    // Failed passes at about 0, 5 and 15 s, each stopping at its first refused create: never a hot
+    // loop on the events the passes cause.
+    assert!((1..=6).contains(&attempts), "{attempts} creates in 20 s");
+    assert!(cluster.list(PODS, "ns").is_empty());
+    assert!(!env.controller.is_finished(), "the controller stopped");
+    assert!(cluster.get(CLONESETS, "ns", "web").is_some());
 }

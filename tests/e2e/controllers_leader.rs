@@ -39,6 +39,7 @@ async fn controllers_start_on_leadership_and_stop_when_it_is_lost() {
             uninjected_pods: Default::default(),
             settings: Default::default(),
             clock: Default::default(),
+            tuning: Default::default(),
         },
         receiver,
     );

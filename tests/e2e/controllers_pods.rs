@@ -17,6 +17,7 @@ fn context(cluster: &Cluster) -> Context {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
+        tuning: Default::default(),
     }
 }
 

@@ -63,6 +63,7 @@ async fn start(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
+        tuning: Default::default(),
     }))
 }
 

@@ -58,6 +58,7 @@ async fn start(arm: impl FnOnce(&Cluster)) -> Env {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
+        tuning: Default::default(),
     }));
     Env { cluster, controller }
 }

@@ -50,6 +50,7 @@ async fn run_controller(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
+        tuning: Default::default(),
     }))
 }
 

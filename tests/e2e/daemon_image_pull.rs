@@ -137,6 +137,30 @@ async fn the_agent_pulls_its_node_image_tags_into_containerd_and_reports_them() 
             .is_none()
     );
 
+    // One event per finished pull, on the NodeImage (the tags have no owner here).
+    let notes = |reason: &str| -> Vec<String> {
+        cluster
+            .list(cluster::EVENTS, "default")
+            .iter()
+            .filter(|e| e["reason"] == reason && e["regarding"]["name"] == "node-1")
+            .filter_map(|e| e["note"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let succeeded = cluster::eventually("a PullImageSucceed event", 10, || {
+        Some(notes("PullImageSucceed")).filter(|n| !n.is_empty())
+    })
+    .await;
+    assert_eq!(succeeded.len(), 1, "{succeeded:?}");
+    assert!(
+        succeeded[0].starts_with(&format!("Image {name}:v2, ecalpsedTime ")),
+        "{succeeded:?}"
+    );
+    let failures = cluster::eventually("a PullImageFailed event", 10, || {
+        Some(notes("PullImageFailed")).filter(|n| !n.is_empty())
+    })
+    .await;
+    assert_eq!(failures, [format!("Image {name}:v9 {message}")]);
+
     // At most two status writes per tag (its start and its end).
     let after = cluster.requests();
     let writes = requests_between(&before, &after, "PATCH", NODE_IMAGES, Some("status"))

@@ -37,24 +37,22 @@ impl Server {
     async fn start(flags: &[&str], soft_nofile: u32) -> Server {
         common::init();
         let dir = tempfile::tempdir().unwrap();
-        let (port, metrics) = (common::free_port(), common::free_port());
         let command = format!("ulimit -Sn {soft_nofile} && exec \"$0\" \"$@\"",);
-        let child = Command::new("sh")
-            .args(["-c", &command, env!("CARGO_BIN_EXE_kruise"), "serve", "--objects"])
-            .arg(common::repo().join("examples/cluster"))
-            .arg("--cert-dir")
-            .arg(dir.path())
-            .args(["--bind-address", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--metrics-addr", &format!("127.0.0.1:{metrics}")])
-            .args(flags)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let (child, reported) = common::reported::spawn(
+            Command::new("sh")
+                .args(["-c", &command, env!("CARGO_BIN_EXE_kruise"), "serve", "--objects"])
+                .arg(common::repo().join("examples/cluster"))
+                .arg("--cert-dir")
+                .arg(dir.path())
+                .args(["--bind-address", "127.0.0.1", "--port", "0"])
+                .args(["--metrics-addr", "127.0.0.1:0"])
+                .args(flags)
+                .stdout(Stdio::null()),
+        );
         let mut server = Server {
             child,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
-            metrics: SocketAddr::from(([127, 0, 0, 1], metrics)),
+            addr: reported.webhook().await,
+            metrics: reported.metrics().await,
             ca: String::new(),
             _dir: dir,
         };

@@ -8,91 +8,19 @@ use crate::common;
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    net::SocketAddr,
     path::Path,
-    process::{Child, Command, Stdio},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
 use common::kubectl::{kubectl, ok, serve};
+use common::replicas::{Replica, proxy};
 use futures::StreamExt as _;
 use k8s_openapi::api::core::v1::Pod;
 use kube::{Api, Client, runtime::watcher};
 
 const NS: &str = "shop";
 const REPLICAS: usize = 6;
-
-/// A `kruise serve` process against the playground, killed (SIGKILL) on drop.
-struct Replica {
-    child: Child,
-    webhook: SocketAddr,
-    metrics: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl Replica {
-    fn start(kubeconfig: &Path, name: &str) -> Replica {
-        let dir = tempfile::tempdir().unwrap();
-        let webhook = SocketAddr::from(([127, 0, 0, 1], common::free_port()));
-        let metrics = SocketAddr::from(([127, 0, 0, 1], common::free_port()));
-        let child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-            .args(["serve", "--bind-address", "127.0.0.1"])
-            .args(["--port", &webhook.port().to_string()])
-            .args(["--metrics-addr", &metrics.to_string()])
-            .arg("--cert-dir")
-            .arg(dir.path())
-            .env("KUBECONFIG", kubeconfig)
-            .env("POD_NAME", name)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("kruise serve starts");
-        Replica {
-            child,
-            webhook,
-            metrics,
-            _dir: dir,
-        }
-    }
-
-    async fn ready(&self) -> bool {
-        let url = format!("http://{}/readyz", self.metrics);
-        matches!(reqwest::get(url).await, Ok(r) if r.status().is_success())
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Replica {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Forwards each connection on `listener` to one of `backends`, taken in turn, or to the next that
-/// accepts it when that one does not.
-async fn proxy(listener: tokio::net::TcpListener, backends: Vec<SocketAddr>) {
-    let mut turn = 0;
-    while let Ok((mut client, _)) = listener.accept().await {
-        let mut backends = backends.clone();
-        let first = turn % backends.len();
-        backends.rotate_left(first);
-        turn += 1;
-        tokio::spawn(async move {
-            for backend in backends {
-                if let Ok(mut upstream) = tokio::net::TcpStream::connect(backend).await {
-                    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
-                    return;
-                }
-            }
-        });
-    }
-}
 
 /// What the pod watch saw from the moment it was armed.
 #[derive(Debug, Default, Clone)]
@@ -216,16 +144,16 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
     ]);
     let k = served.kubeconfig.clone();
 
-    let mut first = Replica::start(&k, "replica-a");
+    let mut first = Replica::start(&k, "replica-a", &[]);
     wait("replica-a to lead and be ready", 60, async || {
         first.ready().await && lease_holder(&k) == "replica-a"
     })
     .await;
-    let second = Replica::start(&k, "replica-b");
+    let second = Replica::start(&k, "replica-b", &[]);
     wait("replica-b to be ready", 60, async || second.ready().await).await;
     let proxying = tokio::spawn(proxy(
         tokio::net::TcpListener::from_std(listener).unwrap(),
-        vec![first.webhook, second.webhook],
+        vec![first.webhook().await, second.webhook().await],
     ));
 
     ok(&k, &["create", "namespace", NS]);
@@ -325,15 +253,15 @@ async fn a_replica_killed_under_concurrent_evictions_never_lets_a_budget_be_over
         "200",
     ]);
     let k = served.kubeconfig.clone();
-    let mut first = Replica::start(&k, "replica-a");
-    let second = Replica::start(&k, "replica-b");
+    let mut first = Replica::start(&k, "replica-a", &[]);
+    let second = Replica::start(&k, "replica-b", &[]);
     wait("both replicas ready", 60, async || {
         first.ready().await && second.ready().await
     })
     .await;
     let proxying = tokio::spawn(proxy(
         tokio::net::TcpListener::from_std(listener).unwrap(),
-        vec![first.webhook, second.webhook],
+        vec![first.webhook().await, second.webhook().await],
     ));
 
     const PODS: usize = 100;

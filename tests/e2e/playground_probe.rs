@@ -171,3 +171,67 @@ fn an_exec_probe_flips_a_pod_condition_and_label_both_ways() {
         "{npp}"
     );
 }
+
+/// An httpGet and a tcpSocket probe, run by the agent from the node against the pod's IP (127.0.0.1 in
+/// the playground's CRI mode: host-network sandboxes): busybox's httpd in the container answers 404 until
+/// the probed file exists, so the HTTP condition goes False then True, while the TCP one is True as soon
+/// as the port listens.
+#[test]
+fn http_and_tcp_probes_reach_the_pod_from_the_node() {
+    let Some(playground) = CriPlayground::start() else {
+        return;
+    };
+    let (k, rt, runtime) = (playground.kubeconfig(), &playground.rt, &playground.runtime);
+    // Host network: a port of this machine, unlikely to be taken by a parallel test.
+    let port = 20_000 + std::process::id() % 20_000;
+    let serve = format!("mkdir -p /tmp/www && exec /bin/busybox httpd -f -p 127.0.0.1:{port} -h /tmp/www");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "main",
+            "image": playground.image, "command": ["/bin/sh", "-c", serve]}]}});
+    apply(k, &pod).unwrap();
+    let running = eventually("the pod to run", 60, || {
+        let pod = get(k, &["pod", "web"])?;
+        (pod["status"]["containerStatuses"][0]["ready"] == true).then_some(pod)
+    });
+    let id = running["status"]["containerStatuses"][0]["containerID"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("containerd://")
+        .to_owned();
+    let probe = |name: &str, handler: Value, condition: &str| {
+        let mut probe = json!({"periodSeconds": 1, "timeoutSeconds": 2});
+        probe
+            .as_object_mut()
+            .unwrap()
+            .extend(handler.as_object().unwrap().clone());
+        json!({"name": name, "containerName": "main", "probe": probe, "podConditionType": condition})
+    };
+    let marker = json!({"apiVersion": "apps.kruise.io/v1alpha1", "kind": "PodProbeMarker",
+        "metadata": {"name": "net", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "probes": [
+            probe("http", json!({"httpGet": {"path": "/ok", "port": port}}), "example.com/http"),
+            probe("tcp", json!({"tcpSocket": {"port": port}}), "example.com/tcp")]}});
+    apply(k, &marker).unwrap();
+    let conditions = |want_http: &str, want_tcp: &str| {
+        eventually(&format!("http {want_http}, tcp {want_tcp}"), 60, || {
+            let pod = get(k, &["pod", "web"])?;
+            let status = |t: &str| {
+                pod["status"]["conditions"]
+                    .as_array()
+                    .and_then(|c| c.iter().find(|c| c["type"] == t))
+                    .map(|c| c["status"].clone())
+            };
+            (status("example.com/http")? == want_http && status("example.com/tcp")? == want_tcp)
+                .then_some(pod)
+        })
+    };
+    conditions("False", "True");
+    exec(
+        rt,
+        runtime,
+        &id,
+        &["/bin/busybox", "sh", "-c", "echo ok > /tmp/www/ok"],
+    );
+    conditions("True", "True");
+}

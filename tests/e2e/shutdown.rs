@@ -17,20 +17,21 @@ use http_body_util::{BodyExt as _, Full};
 use hyper::body::Bytes;
 use rustls::pki_types::ServerName;
 
-/// `kruise serve` on `port` with certificates in `cert_dir`.
-fn spawn_server(cert_dir: &std::path::Path, port: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args(["serve", "--objects"])
-        .arg(common::repo().join("examples/cluster"))
-        .arg("--cert-dir")
-        .arg(cert_dir)
-        .args(["--bind-address", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--metrics-addr", &format!("127.0.0.1:{}", common::free_port())])
-        .args(["--shutdown-grace", "5"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+/// `kruise serve` on ports it chooses, with certificates in `cert_dir`, and its webhook address.
+async fn spawn_server(cert_dir: &std::path::Path) -> (Child, SocketAddr) {
+    let (child, reported) = common::reported::spawn(
+        Command::new(env!("CARGO_BIN_EXE_kruise"))
+            .args(["serve", "--objects"])
+            .arg(common::repo().join("examples/cluster"))
+            .arg("--cert-dir")
+            .arg(cert_dir)
+            .args(["--bind-address", "127.0.0.1", "--port", "0"])
+            .args(["--metrics-addr", "127.0.0.1:0"])
+            .args(["--shutdown-grace", "5"])
+            .stdout(Stdio::null()),
+    );
+    let addr = reported.webhook().await;
+    (child, addr)
 }
 
 fn sigterm(child: &Child) {
@@ -128,9 +129,8 @@ async fn sigterm_under_keep_alive_load_loses_no_review() {
     common::init();
     let dir = tempfile::tempdir().unwrap();
     for run in 0..5 {
-        let port = common::free_port();
-        let mut child = spawn_server(dir.path(), port);
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let (mut child, addr) = spawn_server(dir.path()).await;
+        let port = addr.port();
         // Serving: the certificate is written and a review is answered.
         let started = Instant::now();
         let tls = loop {

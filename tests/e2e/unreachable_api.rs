@@ -2,27 +2,18 @@
 //! answers at once (alive, unready with the reason), so a liveness probe never restarts it for what a
 //! restart cannot fix.
 
-use crate::common::plain_http;
+use crate::common::{plain_http, reported};
 
 use std::{
-    net::TcpListener,
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[tokio::test]
 async fn probes_answer_while_the_api_server_cannot_be_reached() {
     let dir = tempfile::tempdir().unwrap();
-    // A port nothing listens on.
-    let dead = free_port();
+    // Port 1 on loopback: nothing listens there, and no test (unprivileged) can start to.
+    let dead = 1;
     let kubeconfig = dir.path().join("kubeconfig");
     std::fs::write(
         &kubeconfig,
@@ -32,18 +23,16 @@ async fn probes_answer_while_the_api_server_cannot_be_reached() {
         ),
     )
     .unwrap();
-    let (probes, webhook) = (free_port(), free_port());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-        .args(["serve", "--port", &webhook.to_string()])
-        .args(["--metrics-addr", &format!("127.0.0.1:{probes}")])
-        .arg("--cert-dir")
-        .arg(dir.path().join("certs"))
-        .env("KUBECONFIG", &kubeconfig)
-        .env("POD_NAMESPACE", "kruise-system")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let (mut child, reported) = reported::spawn(
+        Command::new(env!("CARGO_BIN_EXE_kruise"))
+            .args(["serve", "--port", "0", "--metrics-addr", "127.0.0.1:0"])
+            .arg("--cert-dir")
+            .arg(dir.path().join("certs"))
+            .env("KUBECONFIG", &kubeconfig)
+            .env("POD_NAMESPACE", "kruise-system")
+            .stdout(Stdio::null()),
+    );
+    let probes = reported.metrics().await.port();
     let start = Instant::now();
     let ready = loop {
         if let Some(answer) = plain_http::get(probes, "/readyz").await {

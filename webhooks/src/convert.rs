@@ -48,6 +48,9 @@ pub struct ConversionReviewResponse {
 /// Converts every object of the review; the first object that cannot be converted fails the whole
 /// review (the apiserver needs all or nothing).
 pub fn convert_review(body: &[u8]) -> Result<ConversionReviewResponse, ConvertReviewError> {
+    // serde_json does not check the UTF-8 of fields it skips (`kind`, unknown ones): JSON is UTF-8,
+    // so a body that is not is refused whole (found by the `convert` fuzz target).
+    std::str::from_utf8(body).map_err(|e| ConvertReviewError::Malformed(e.to_string()))?;
     let envelope: Envelope =
         serde_json::from_slice(body).map_err(|e| ConvertReviewError::Malformed(e.to_string()))?;
     if envelope.api_version != "apiextensions.k8s.io/v1" {
@@ -180,5 +183,19 @@ mod tests {
         ));
         let no_req = br#"{"apiVersion":"apiextensions.k8s.io/v1"}"#;
         assert_eq!(convert_review(no_req), Err(ConvertReviewError::MissingRequest));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_malformed_even_in_skipped_fields() {
+        let valid = br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"u","desiredAPIVersion":"apps.kruise.io/v1beta1","objects":[]}}"#;
+        assert!(convert_review(valid).is_ok());
+        // The last byte of `kind` replaced by one that starts no UTF-8 sequence (the fuzzer's input).
+        let mut invalid = valid.to_vec();
+        let at = invalid.windows(6).position(|w| w == b"Review").unwrap() + 5;
+        invalid[at] = 0x80;
+        assert!(matches!(
+            convert_review(&invalid),
+            Err(ConvertReviewError::Malformed(_))
+        ));
     }
 }

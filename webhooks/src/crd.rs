@@ -19,6 +19,7 @@
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //! | `/validate-apps-kruise-io-resourcedistribution` | ResourceDistribution | gate, resource and targets |
+//! | `/validate-apps-kruise-io-nodeimage` | NodeImage | gate, at most 256 images, tags (non-empty, unique, createdAt, version, pull policy with TTL) |
 //! | `/mutate-apps-kruise-io-imagepulljob`, `/mutate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | defaults |
 //! | `/validate-apps-kruise-io-imagepulljob`, `/validate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | gate, image(s), selectors, parallelism, completion policy |
 //! | `/mutate-apps-kruise-io-uniteddeployment` | UnitedDeployment | defaults (StatefulSet template: pod-template defaults) |
@@ -56,6 +57,7 @@ pub mod ephemeraljob;
 pub mod field;
 pub mod imagepulljob;
 pub mod meta;
+pub mod nodeimage;
 pub mod persistentpodstate;
 pub mod podprobemarker;
 pub mod podspec;
@@ -105,7 +107,7 @@ pub(crate) fn raw_object(
     group: &str,
     kind: &str,
 ) -> Result<Value, Box<Decision>> {
-    let namespaced = !matches!(kind, "SidecarSet" | "ResourceDistribution");
+    let namespaced = !matches!(kind, "SidecarSet" | "ResourceDistribution" | "NodeImage");
     let object = match which {
         Which::New => request.object.as_ref(),
         Which::Old => request.old_object.as_ref(),

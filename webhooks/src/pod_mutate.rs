@@ -1,6 +1,6 @@
 //! `/mutate-pod`: what OpenKruise does to a pod on CREATE, in its order (docs/pod-admission.md#mutate-pod):
 //! readiness gate → WorkloadSpread → SidecarSet injection → container launch priority → PUB annotation →
-//! PersistentPodState node affinity.
+//! PersistentPodState node affinity → PodProbeMarker probes for serverless pods (gated, off by default).
 //!
 //! Each step reads the pod as the previous steps left it (raw JSON, so fields we do not know survive) and
 //! returns RFC 6902 operations against it; the pipeline applies them to its working copy and hands the
@@ -8,6 +8,7 @@
 
 pub mod launch_priority;
 pub mod persistent_pod_state;
+pub mod pod_probe_marker;
 pub mod pub_annotation;
 pub mod readiness_gate;
 pub mod sidecarset;
@@ -130,13 +131,14 @@ fn run_steps<V: ClusterView>(
     decision: &mut Decision,
     undo: &mut Vec<crate::patch::Undo>,
 ) -> Result<(), Box<Decision>> {
-    let steps: [Step<V>; 6] = [
+    let steps: [Step<V>; 7] = [
         readiness_gate::mutate,
         workloadspread::mutate,
         sidecarset::mutate,
         launch_priority::mutate,
         pub_annotation::mutate,
         persistent_pod_state::mutate,
+        pod_probe_marker::mutate,
     ];
     let context = PodContext {
         request,

@@ -360,6 +360,18 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// NodeImage validation (gate, images, tags).
+    ValidateNodeImage {
+        path: "/validate-apps-kruise-io-nodeimage",
+        handler: |request, view, settings| crate::crd::nodeimage::validate(request, settings),
+        registrations: [{
+            name: "vnodeimage.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "nodeimages", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     /// ImagePullJob defaults.
     MutateImagePullJob {
         path: "/mutate-apps-kruise-io-imagepulljob",

@@ -42,6 +42,8 @@ pub struct Api {
     pub bookmark_interval: std::time::Duration,
     /// Requests answered, by verb and resource.
     pub requests: crate::request_counts::RequestCounts,
+    /// Requests refused before any handler (test hook: throttling, missing permissions).
+    pub refusals: crate::refusals::Refusals,
     /// Where webhook `clientConfig.service`s resolve to (conversion webhooks).
     pub webhook_address: Option<std::net::SocketAddr>,
     /// What the built-in controllers read as now (the system clock unless `--clock manual`).
@@ -73,6 +75,7 @@ impl Api {
             admission,
             bookmark_interval: std::time::Duration::from_secs(60),
             requests: Default::default(),
+            refusals: Default::default(),
             webhook_address: None,
             clock: crate::clock::Clock::system(),
         };
@@ -178,6 +181,7 @@ impl Api {
             dry_run,
         };
         let obj = self.admit(attrs, Some(obj)).await?.unwrap_or_default();
+        validate::annotations(def, &obj)?;
         if dry_run {
             return Ok(obj);
         }
@@ -268,6 +272,9 @@ impl Api {
             dry_run,
         };
         let new = self.admit(attrs, Some(new)).await?.unwrap_or_default();
+        if mode == UpdateMode::Main {
+            validate::annotations(def, &new)?;
+        }
         if dry_run {
             return Ok(new);
         }

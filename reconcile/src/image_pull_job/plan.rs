@@ -9,6 +9,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{
     CompletionPolicyType, ImagePullJob, ImagePullJobStatus, ImagePullPhase, ImagePullPolicy, NodeImage,
+    ReferenceObject,
 };
 use kruise_core::image_ref::ImageRef;
 use kruise_core::pod_state::is_active;
@@ -32,6 +33,9 @@ pub struct Input<'a> {
     pub now: Timestamp,
     /// A uniform draw in [0, 600) spreading the tags' TTLs (see [`derived_pull_policy`]).
     pub jitter: i32,
+    /// The pull-secret references every target's image must carry
+    /// ([`super::secrets::SecretsPlan::refs`]).
+    pub secrets: &'a [ReferenceObject],
 }
 
 /// What one pass decided.
@@ -108,19 +112,29 @@ pub fn plan(input: &Input<'_>) -> Plan {
     };
     let mut failed_nodes = BTreeSet::new();
     let mut unsynced = Vec::new();
+    // Nodes whose tag is the job's but whose image lacks one of the job's secrets.
+    let mut lacking_secrets = Vec::new();
     let mut active_nodes = Vec::new();
     for node_image in &targets {
         let node = node_image.metadata.name.clone().unwrap_or_default();
-        let spec_tag = node_image
-            .spec
-            .images
-            .get(&image.name)
+        let image_spec = node_image.spec.images.get(&image.name);
+        let spec_tag = image_spec
             .and_then(|i| i.tags.iter().find(|t| t.tag == image.tag))
             .filter(|t| t.owner_references.iter().any(|o| o.uid.as_deref() == Some(uid)));
         let Some(spec_tag) = spec_tag else {
             unsynced.push(node);
             continue;
         };
+        let has_secrets = input.secrets.iter().all(|wanted| {
+            image_spec.is_some_and(|i| {
+                i.pull_secrets
+                    .iter()
+                    .any(|r| r.namespace == wanted.namespace && r.name == wanted.name)
+            })
+        });
+        if !has_secrets {
+            lacking_secrets.push(node.clone());
+        }
         let status_tag = node_image
             .status
             .as_ref()
@@ -180,9 +194,11 @@ pub fn plan(input: &Input<'_>) -> Plan {
             .image_pull_policy
             .clone()
             .unwrap_or(ImagePullPolicy::IfNotPresent);
+        // Adding a secret starts no pull, so those nodes are not held back by `parallelism`.
         plan.requests = unsynced
             .into_iter()
             .take(room)
+            .chain(lacking_secrets)
             .map(|node| TagRequest {
                 node,
                 name: image.name.clone(),
@@ -191,6 +207,7 @@ pub fn plan(input: &Input<'_>) -> Plan {
                 pull_policy: pull_policy.clone(),
                 image_pull_policy: image_pull_policy.clone(),
                 sandbox_config: job.spec.template.sandbox_config.clone(),
+                pull_secrets: input.secrets.to_vec(),
             })
             .collect();
         let to_deadline = deadline.and_then(|at| Duration::try_from(at.duration_since(now)).ok());

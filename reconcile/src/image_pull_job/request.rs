@@ -5,7 +5,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::apps_v1beta1::{
     CompletionPolicyType, ImagePullJob, ImagePullPolicy, ImageTagPullPolicy, ImageTagSpec, NodeImage,
-    SandboxConfig,
+    ReferenceObject, SandboxConfig,
 };
 
 /// Seconds a finished tag of an `Always` job stays on the node beyond the job's own horizon
@@ -31,10 +31,13 @@ pub struct TagRequest {
     pub image_pull_policy: ImagePullPolicy,
     /// The job's sandbox config (last writer wins).
     pub sandbox_config: Option<SandboxConfig>,
+    /// Pull-secret references the image must carry (added when missing, never removed here).
+    pub pull_secrets: Vec<ReferenceObject>,
 }
 
 impl TagRequest {
-    /// Applies the request to `node_image`'s spec; false when it already holds it. A new tag gets
+    /// Applies the request to `node_image`'s spec; false when it already holds it. Missing secret
+    /// references are added to the image. A new tag gets
     /// version (status version + 1, or 0); a tag owned by others gets `version + 1`, this owner and
     /// a fresh `createdAt`.
     pub fn apply(&self, node_image: &mut NodeImage, now: Timestamp) -> bool {
@@ -49,6 +52,16 @@ impl TagRequest {
         if self.sandbox_config.is_some() && image.sandbox_config != self.sandbox_config {
             image.sandbox_config.clone_from(&self.sandbox_config);
             changed = true;
+        }
+        for wanted in &self.pull_secrets {
+            let present = image
+                .pull_secrets
+                .iter()
+                .any(|r| r.namespace == wanted.namespace && r.name == wanted.name);
+            if !present {
+                image.pull_secrets.push(wanted.clone());
+                changed = true;
+            }
         }
         let now = Time(Timestamp::from_second(now.as_second()).unwrap_or(now));
         match image.tags.iter_mut().find(|t| t.tag == self.tag) {

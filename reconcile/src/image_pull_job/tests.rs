@@ -66,6 +66,7 @@ fn run(job: &ImagePullJob, images: &[NodeImage], pods: &[PodRecord]) -> Plan {
         pods,
         now: now(),
         jitter: 0,
+        secrets: &[],
     })
 }
 
@@ -277,4 +278,52 @@ fn a_digest_reference_is_written_as_a_digest_tag() {
     let plan = run(&job, &images, &[]);
     apply(&plan, &mut images);
     assert_eq!(images[0].spec.images["127.0.0.1:5000/demo"].tags[0].tag, digest);
+}
+
+#[test]
+fn secret_references_reach_every_target_image_even_when_pulling() {
+    use kruise_api::apps_v1beta1::ReferenceObject;
+    let job = job(json!({"selector": {"names": ["a", "b"]}, "parallelism": 1}));
+    let secret = ReferenceObject {
+        namespace: "kruise-daemon".into(),
+        name: "regcred-a1b2c3".into(),
+        mode: "batch".into(),
+    };
+    let with_secrets = |images: &[NodeImage]| {
+        plan(&Input {
+            job: &job,
+            node_images: images,
+            pods: &[],
+            now: now(),
+            jitter: 0,
+            secrets: std::slice::from_ref(&secret),
+        })
+    };
+    let mut images = vec![node_image("a", "x"), node_image("b", "x")];
+    let first = with_secrets(&images);
+    assert_eq!(names(&first), ["a"]);
+    apply(&first, &mut images);
+    assert_eq!(
+        images[0].spec.images["127.0.0.1:5000/demo"].pull_secrets,
+        std::slice::from_ref(&secret)
+    );
+    // a's tag was written before the job had its secret (another writer dropped it): a is pulling,
+    // so there is no room for b, but a gets its reference back.
+    images[0]
+        .spec
+        .images
+        .get_mut("127.0.0.1:5000/demo")
+        .unwrap()
+        .pull_secrets
+        .clear();
+    let second = with_secrets(&images);
+    assert_eq!(names(&second), ["a"]);
+    assert_eq!(second.status.as_ref().unwrap().active, 1);
+    apply(&second, &mut images);
+    let tags = &images[0].spec.images["127.0.0.1:5000/demo"];
+    assert_eq!(tags.pull_secrets, std::slice::from_ref(&secret));
+    assert_eq!(tags.tags[0].version, 0, "adding a secret is not a new pull");
+    // Nothing left to add: no request, and applying again changes nothing.
+    assert!(with_secrets(&images).requests.is_empty());
+    assert!(!second.requests[0].apply(&mut images[0], now()));
 }

@@ -39,6 +39,7 @@ fn run(node: Option<&Node>, ni: Option<&NodeImage>, live: &[&str]) -> Plan {
         node,
         node_image: ni,
         live_jobs: &live,
+        creation_delay: DEFAULT_CREATION_DELAY,
         now: now(),
     })
 }
@@ -107,15 +108,27 @@ fn a_silent_node_fails_the_tag_after_the_response_timeout() {
     let plan = run(Some(&node("True", json!({"zone": "a"}))), Some(&recent), &[]);
     assert!(plan.status.is_none());
     assert_eq!(plan.requeue_after, Some(Duration::from_secs(300)));
-    let stale = image(spec("2026-01-01T11:45:00Z"), empty);
-    let status = run(Some(&node("True", json!({"zone": "a"}))), Some(&stale), &[])
-        .status
-        .expect("status");
+    let mut stale = image(spec("2026-01-01T11:45:00Z"), empty);
+    stale.spec.images.get_mut("demo").unwrap().tags[0].owner_references =
+        vec![serde_json::from_value(owner("j1")).unwrap()];
+    let plan = run(Some(&node("True", json!({"zone": "a"}))), Some(&stale), &["j1"]);
+    let status = plan.status.clone().expect("status");
     let tag = &status.image_statuses["demo"].tags[0];
     assert_eq!(tag.phase, ImagePullPhase::Failed);
     assert_eq!(tag.version, 2);
     assert_eq!(tag.message, "node has not responded for a long time");
     assert_eq!((status.desired, status.failed, status.waiting), (1, 1, 0));
+    // The failure is announced once, on its owner and the NodeImage, when this status is written.
+    assert_eq!(plan.failed.len(), 1);
+    assert_eq!(plan.failed[0].owners[0].uid.as_deref(), Some("j1"));
+    assert_eq!(
+        plan.failed[0].note("n1"),
+        "Failed to pull image demo:v2 on node n1 for node has not responded for a long time"
+    );
+    let mut written = stale.clone();
+    written.status = Some(status);
+    let again = run(Some(&node("True", json!({"zone": "a"}))), Some(&written), &["j1"]);
+    assert!(again.status.is_none() && again.failed.is_empty());
 }
 
 #[test]
@@ -134,4 +147,47 @@ fn a_pull_past_its_deadline_is_failed() {
         "pulling exceeds the activeDeadlineSeconds"
     );
     assert_eq!((status.failed, status.pulling), (1, 0));
+}
+
+#[test]
+fn created_only_once_the_node_has_been_ready_for_the_delay() {
+    let ready_since = |ago: i64, labels: Value| -> Node {
+        let since = now().checked_sub(SignedDuration::from_secs(ago)).unwrap();
+        serde_json::from_value(json!({"metadata": {"name": "n1", "labels": labels},
+            "status": {"conditions": [{"type": "Ready", "status": "True",
+                "lastTransitionTime": since.to_string()}]}}))
+        .unwrap()
+    };
+    let pass = |node: &Node, delay: u64| {
+        plan(&Input {
+            name: "n1",
+            node: Some(node),
+            node_image: None,
+            live_jobs: &BTreeSet::new(),
+            creation_delay: Duration::from_secs(delay),
+            now: now(),
+        })
+    };
+    // (Ready for, delay) → created, requeue after.
+    let table: [(i64, u64, bool, Option<Duration>); 6] = [
+        (0, 30, false, Some(Duration::from_secs(30))),
+        (12, 30, false, Some(Duration::from_secs(18))),
+        (29, 30, false, Some(Duration::from_secs(1))),
+        (30, 30, true, None),
+        (3600, 30, true, None),
+        (0, 0, true, None),
+    ];
+    for (ago, delay, created, requeue) in table {
+        let p = pass(&ready_since(ago, json!({"zone": "a"})), delay);
+        assert_eq!(p.create.is_some(), created, "ready {ago}s, delay {delay}s");
+        assert_eq!(p.requeue_after, requeue, "ready {ago}s, delay {delay}s");
+        assert!(!p.delete && p.update.is_none() && p.status.is_none());
+    }
+    // A virtual-kubelet node is never waited for; a node that is not Ready neither.
+    let virtual_node = ready_since(0, json!({"type": "virtual-kubelet"}));
+    assert_eq!(pass(&virtual_node, 30), Plan::default());
+    assert_eq!(pass(&virtual_node.clone(), 0), Plan::default());
+    assert_eq!(pass(&node("False", json!({})), 30), Plan::default());
+    // A Ready condition without a transition time counts as Ready long ago (OpenKruise: the zero time).
+    assert!(pass(&node("True", json!({})), 30).create.is_some());
 }

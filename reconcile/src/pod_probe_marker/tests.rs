@@ -38,12 +38,22 @@ fn npp(node: &str, pod_probes: Value) -> NodePodProbe {
 }
 
 fn run(ppm: &PodProbeMarker, pods: &[PodRecord], npps: &[NodePodProbe]) -> Plan {
+    run_serverless(ppm, pods, npps, None)
+}
+
+fn run_serverless(
+    ppm: &PodProbeMarker,
+    pods: &[PodRecord],
+    npps: &[NodePodProbe],
+    serverless_nodes: Option<&BTreeSet<String>>,
+) -> Plan {
     let pods: Vec<&PodRecord> = pods.iter().collect();
     let npps: Vec<&NodePodProbe> = npps.iter().collect();
     plan(&Input {
         ppm,
         pods: &pods,
         node_pod_probes: &npps,
+        serverless_nodes,
     })
 }
 
@@ -204,4 +214,90 @@ fn probe_names_belong_to_their_marker() {
     assert!(owned_by("m#ready", "m"));
     assert!(!owned_by("mm#ready", "m"));
     assert!(!owned_by("m", "m"));
+}
+
+#[test]
+fn serverless_pods_are_marked_from_their_conditions_and_kept_out_of_node_pod_probes() {
+    let probes = json!([
+        {"name": "ready", "containerName": "main", "probe": {"exec": {"command": ["true"]}},
+         "podConditionType": "example.com/ready", "markerPolicy": [
+            {"state": "Succeeded", "labels": {"serving": "true"}, "annotations": {"probed": "ok"}},
+            {"state": "Failed", "labels": {"serving": "false"}}]},
+        {"name": "warm", "containerName": "main", "probe": {"exec": {"command": ["true"]}},
+         "podConditionType": "example.com/warm", "markerPolicy": [
+            {"state": "Succeeded", "labels": {"warm": "yes"}}]}]);
+    let m = ppm(json!({}), probes);
+    let with_conditions = |name: &str, uid: &str, node: &str, conditions: Value, labels: Value| {
+        let mut p = serde_json::to_value(pod(name, uid, node, "web", true)).unwrap();
+        for c in conditions.as_array().unwrap() {
+            p["status"]["conditions"].as_array_mut().unwrap().push(c.clone());
+        }
+        for (k, v) in labels.as_object().unwrap() {
+            p["metadata"]["labels"][k] = v.clone();
+        }
+        serde_json::from_value::<PodRecord>(p).unwrap()
+    };
+    let pods = [
+        // True: the Succeeded policy; no condition for "warm": nothing for it.
+        with_conditions(
+            "a",
+            "u1",
+            "vk",
+            json!([{"type": "example.com/ready", "status": "True"}]),
+            json!({"serving": "false"}),
+        ),
+        // False: the Failed policy, the Succeeded annotation taken away.
+        with_conditions(
+            "b",
+            "u22",
+            "vk",
+            json!([{"type": "example.com/ready", "status": "False"},
+            {"type": "example.com/warm", "status": "Unknown"}]),
+            json!({}),
+        ),
+        // Already marked as its condition says: nothing to write.
+        with_conditions(
+            "c",
+            "u333",
+            "vk",
+            json!([{"type": "example.com/ready", "status": "False"}]),
+            json!({"serving": "false"}),
+        ),
+        // A pod of a node with an agent: into that node's NodePodProbe.
+        pod("d", "u4444", "n1", "web", true),
+    ];
+    let virtual_nodes: BTreeSet<String> = ["vk".to_string()].into();
+    let got = run_serverless(
+        &m,
+        &pods,
+        &[npp("n1", json!([])), npp("vk", json!([]))],
+        Some(&virtual_nodes),
+    );
+    let marked: Vec<(&str, &Marks)> = got.pods.iter().map(|p| (p.name.as_str(), &p.marks)).collect();
+    let a = Marks {
+        labels: [("serving".to_string(), Some("true".to_string()))].into(),
+        annotations: [("probed".to_string(), Some("ok".to_string()))].into(),
+        ..Marks::default()
+    };
+    let b = Marks {
+        labels: [("serving".to_string(), Some("false".to_string()))].into(),
+        annotations: [("probed".to_string(), None)].into(),
+        ..Marks::default()
+    };
+    assert_eq!(marked, [("a", &a), ("b", &b)]);
+    assert_eq!(
+        got.writes.len(),
+        1,
+        "only n1's NodePodProbe changes: {:?}",
+        got.writes
+    );
+    assert_eq!(got.writes[0].name, "n1");
+    assert_eq!(got.status.unwrap().matched_pods, 4);
+    // Serverless marking off: the virtual node's pods are probed like any other (by its NodePodProbe).
+    let off = run(&m, &pods, &[npp("vk", json!([]))]);
+    assert!(off.pods.is_empty());
+    assert_eq!(
+        spec_json(&off.writes[0])["podProbes"].as_array().unwrap().len(),
+        3
+    );
 }

@@ -31,15 +31,8 @@ pub fn agents(kubeconfig: &Path, containerd: &Containerd) -> Agents {
         NODES
             .iter()
             .map(|node| {
-                let port = super::free_port();
                 Command::new(env!("CARGO_BIN_EXE_kruise"))
-                    .args([
-                        "daemon",
-                        "--addr",
-                        &format!("127.0.0.1:{port}"),
-                        "--probe-interval",
-                        "1",
-                    ])
+                    .args(["daemon", "--addr", "127.0.0.1:0", "--probe-interval", "1"])
                     .arg("--socket-file")
                     .arg(containerd.socket())
                     .env("NODE_NAME", node)

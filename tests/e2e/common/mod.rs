@@ -10,7 +10,9 @@ pub mod plain_http;
 pub mod playground_cloneset;
 pub mod playground_sidecarset;
 pub mod registry;
+pub mod replicas;
 pub mod repo_script;
+pub mod reported;
 
 use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
@@ -40,12 +42,15 @@ pub fn args(cert_dir: &std::path::Path) -> ServeArgs {
         cert_mode: CertMode::SelfSigned,
         ca_validity_days: 3650,
         cert_validity_days: 365,
+        ca_rotation_dwell_seconds: 120,
         namespace: "kruise-system".into(),
         service_name: "kruise-webhook-service".into(),
         secret_name: "kruise-webhook-certs".into(),
         disable_deletion_protection: false,
         enable_crd_cascading_protection: false,
         feature_gates: None,
+        nodeimage_creation_delay: std::time::Duration::from_secs(30),
+        daemon_config_namespace: "kruise-daemon".into(),
     }
 }
 
@@ -53,15 +58,6 @@ pub fn args(cert_dir: &std::path::Path) -> ServeArgs {
 pub async fn start(cert_dir: &std::path::Path) -> Running {
     init();
     server::start(args(cert_dir)).await.expect("server starts")
-}
-
-/// A port on 127.0.0.1 that was free a moment ago.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A rustls client configuration trusting only `ca_pem`.

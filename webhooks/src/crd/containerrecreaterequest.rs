@@ -31,7 +31,6 @@ const KIND: &str = "ContainerRecreateRequest";
 /// Smallest `activeDeadlineSeconds`.
 const MIN_DEADLINE_SECONDS: i64 = 3;
 /// Node label (and value) that marks a virtual kubelet; copied onto the request.
-const VIRTUAL_KUBELET_LABEL: (&str, &str) = ("type", "virtual-kubelet");
 /// Pod condition set by the SidecarTerminator: such a pod still accepts requests.
 const SIDECAR_TERMINATED: &str = "SidecarTerminated";
 
@@ -169,16 +168,9 @@ fn create_patch(
         (CRR_NODE_NAME_LABEL, node_name.clone()),
         (CRR_POD_UID_LABEL, pod.metadata.uid.clone().unwrap_or_default()),
     ];
-    let (vk_key, vk_value) = VIRTUAL_KUBELET_LABEL;
-    if node
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(vk_key))
-        .map(String::as_str)
-        == Some(vk_value)
-    {
-        labels.push((vk_key, vk_value.to_owned()));
+    if kruise_core::names::is_virtual_kubelet(node.metadata.labels.as_ref()) {
+        let (key, value) = kruise_core::names::VIRTUAL_KUBELET_LABEL;
+        labels.push((key, value.to_owned()));
     }
     for (key, value) in labels {
         for op in patch::set_map_entry(&doc, &["metadata", "labels"], key, &value) {

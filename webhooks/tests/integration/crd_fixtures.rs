@@ -59,3 +59,8 @@ fn daemonset_validation() {
 fn podprobemarker_validation() {
     run_fixture_file("podprobemarker_validate");
 }
+
+#[test]
+fn nodeimage_validation() {
+    run_fixture_file("nodeimage_validate");
+}

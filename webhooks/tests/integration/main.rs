@@ -12,6 +12,7 @@ mod module_dag;
 mod pod_mutate_fixtures;
 mod pod_mutate_persistent_pod_state;
 mod pod_mutate_pipeline;
+mod pod_mutate_pod_probe_marker;
 mod pod_mutate_properties;
 mod pod_validate;
 mod pod_validate_concurrency;
