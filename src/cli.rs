@@ -138,6 +138,11 @@ pub struct DaemonArgs {
     /// Image pulls running at once on this node (the rest wait their turn as `Waiting`).
     #[arg(long, value_name = "N", default_value = "2")]
     pub max_concurrent_pulls: usize,
+    /// OpenKruise feature gates, `Name=true,Other=false` (as `kruise serve`; see docs/node-agent.md):
+    /// `KruiseDaemon`, `ImagePullJobGate`, `DaemonWatchingPod`, `InPlaceUpdateEnvFromMetadata` and
+    /// `PodProbeMarkerGate` off leave their workers unstarted.
+    #[arg(long, value_name = "GATE=BOOL,...", value_parser = FeatureGates::parse)]
+    pub feature_gates: Option<FeatureGates>,
 }
 
 /// How the serving certificate is obtained.

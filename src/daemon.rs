@@ -5,7 +5,8 @@
 //! With an API server (in-cluster or `KUBECONFIG`) it pulls the images its NodeImage lists ([`puller`])
 //! and recreates containers for the ContainerRecreateRequests of its node ([`recreate`]); it reports its
 //! pods' runtime containers and restarts those whose env fed from metadata is stale ([`containermeta`]),
-//! and runs the PodProbeMarker probes of its node's NodePodProbe ([`probe`]).
+//! and runs the PodProbeMarker probes of its node's NodePodProbe ([`probe`]). `--feature-gates` turns
+//! these workers off ([`gates`]).
 
 use std::{
     sync::{Arc, RwLock},
@@ -17,8 +18,10 @@ use kruise_cri::{Runtime, discover};
 use tokio::sync::watch;
 
 use crate::cli::DaemonArgs;
+use gates::Worker;
 
 pub mod containermeta;
+pub mod gates;
 pub mod http_get;
 pub mod probe;
 pub mod pull_events;
@@ -59,53 +62,56 @@ pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
     tracing::info!(node = %args.node_name, addr = %listener.local_addr()?, "node agent started");
     let (runtime_tx, runtime_rx) = watch::channel(None);
     let search = tokio::spawn(keep_runtime(args.clone(), state.clone(), runtime_tx));
-    let puller = match kube::Client::try_default().await {
+    let gates = args.feature_gates.unwrap_or_default();
+    for (worker, gate) in gates::off(&gates) {
+        tracing::info!(
+            gate = gate.name(),
+            "feature gate off: {} is not started",
+            worker.describe()
+        );
+    }
+    let on = |w: Worker| w.on(&gates);
+    let mut workers: Vec<tokio::task::JoinHandle<()>> = Vec::new();
+    match kube::Client::try_default().await {
         Ok(client) => {
-            let config = puller::Config {
-                node: args.node_name.clone(),
-                max_concurrent_pulls: args.max_concurrent_pulls,
-            };
-            let recreate = tokio::spawn(recreate::run(
-                client.clone(),
-                args.node_name.clone(),
-                runtime_rx.clone(),
-            ));
-            let prober = tokio::spawn(probe::run(
-                client.clone(),
-                args.node_name.clone(),
-                runtime_rx.clone(),
-            ));
-            // The agent has no --feature-gates flag yet: OpenKruise's defaults (both on).
-            let gates = kruise_core::FeatureGates::default();
-            if gates.enabled(kruise_core::Gate::DaemonWatchingPod) {
-                let meta = containermeta::run(
+            let node = args.node_name.clone();
+            if on(Worker::ContainerRecreate) {
+                workers.push(tokio::spawn(recreate::run(
                     client.clone(),
-                    args.node_name.clone(),
+                    node.clone(),
                     runtime_rx.clone(),
-                    gates.enabled(kruise_core::Gate::InPlaceUpdateEnvFromMetadata),
-                );
-                // Ends with the process.
-                drop(tokio::spawn(meta));
+                )));
             }
-            Some((
-                tokio::spawn(puller::run(client, config, runtime_rx)),
-                recreate,
-                prober,
-            ))
+            if on(Worker::PodProbe) {
+                workers.push(tokio::spawn(probe::run(
+                    client.clone(),
+                    node.clone(),
+                    runtime_rx.clone(),
+                )));
+            }
+            if on(Worker::ContainerMeta) {
+                let restarts = on(Worker::EnvRestarts);
+                let meta = containermeta::run(client.clone(), node.clone(), runtime_rx.clone(), restarts);
+                workers.push(tokio::spawn(meta));
+            }
+            if on(Worker::ImagePuller) {
+                let config = puller::Config {
+                    node,
+                    max_concurrent_pulls: args.max_concurrent_pulls,
+                };
+                workers.push(tokio::spawn(puller::run(client, config, runtime_rx)));
+            }
         }
         Err(e) => {
             tracing::warn!(error = %e, "no API server configuration: image pre-pull and container recreation are off");
-            None
         }
     };
     let served = axum::serve(listener, probes(state))
         .with_graceful_shutdown(crate::server::shutdown_signal())
         .await;
     search.abort();
-    if let Some((p, r, probes)) = puller {
-        p.abort();
-        r.abort();
-        probes.abort();
+    for w in workers {
+        w.abort();
     }
     Ok(served?)
 }

@@ -1,9 +1,11 @@
 //! The agent's ContainerRecreateRequest executor (docs/containerrecreaterequest.md#the-agent): watches
 //! the active requests of its own node (label selector `crr.apps.kruise.io/node-name=<node>,
-//! crr.apps.kruise.io/active=true`) and works per pod, one request at a time, through the pure steps
-//! of [`kruise_reconcile::container_recreate_request::agent`]: Pending for the waiting ones, Recreating
-//! for the picked one, the unready drain, then per sync one state write or one stop (preStop hook, then
-//! `StopContainer` with the grace; the kubelet starts the container again) or the completion.
+//! crr.apps.kruise.io/active=true`) and works per pod through the pure steps of
+//! [`kruise_reconcile::container_recreate_request::agent`]: requests on disjoint containers together,
+//! Pending (with a message naming the request waited for) for one naming a container of an earlier
+//! one, Recreating for the picked ones, the unready drain, then per sync and request one state write
+//! or one stop (preStop hook, then `StopContainer` with the grace, recorded as events; the kubelet
+//! starts the container again) or the completion.
 //!
 //! Unlike OpenKruise, a completion syncs the pod again at once, so the next request of the pod starts
 //! without waiting for an unrelated event (openkruise/kruise#1626, #2474). Every sync reads the pod's
@@ -22,6 +24,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+mod events;
 pub(crate) mod hook;
 mod sync;
 

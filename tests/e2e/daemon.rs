@@ -111,3 +111,61 @@ fn without_a_node_name_the_agent_refuses_to_start() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("NODE_NAME"), "{stderr}");
 }
+
+/// `kruise daemon --feature-gates …` (no API server, no runtime): its stderr until `until` or exit.
+fn daemon_log(gates: &str, until: &[&str]) -> (Option<i32>, String) {
+    use std::io::{BufRead as _, BufReader};
+    let host_run = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kruise"))
+        .args(["daemon", "--addr", "127.0.0.1:0", "--feature-gates", gates])
+        .arg("--host-run-dir")
+        .arg(host_run.path())
+        .env("NODE_NAME", "node-1")
+        .env("KUBECONFIG", host_run.path().join("none"))
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Lines arrive through a thread, so a missing line fails after 30 s instead of hanging.
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut log = String::new();
+    while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        log.push_str(&line);
+        log.push('\n');
+        if !until.is_empty() && until.iter().all(|u| log.contains(u)) {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let code = child.wait().unwrap().code();
+    (code, log)
+}
+
+#[test]
+fn the_agent_takes_feature_gates_and_refuses_unknown_ones() {
+    let (code, log) = daemon_log("KruiseDaemon=true,Nope=false", &[]);
+    assert_eq!(code, Some(2), "{log}");
+    assert!(log.contains("unrecognized feature gate: Nope"), "{log}");
+
+    let (_, log) = daemon_log(
+        "PodProbeMarkerGate=false, ImagePullJobGate=false",
+        &["PodProbeMarker probes", "image pre-pull", "node agent started"],
+    );
+    assert!(
+        log.contains("feature gate off: PodProbeMarker probes (NodePodProbe) is not started"),
+        "{log}"
+    );
+    assert!(
+        log.contains("feature gate off: image pre-pull (NodeImage) is not started"),
+        "{log}"
+    );
+    assert!(!log.contains("container recreation"), "{log}");
+}

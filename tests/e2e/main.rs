@@ -32,6 +32,7 @@ mod playground_cloneset;
 mod playground_conversion;
 mod playground_cri;
 mod playground_crr;
+mod playground_crr_kubectl;
 mod playground_daemonset;
 mod playground_e2e;
 mod playground_envmeta;

@@ -3,7 +3,9 @@
 //! real kubectl. A CRR for one of a pod's two containers completes; that container has a new id and
 //! restartCount 1 (in the runtime and the pod status), the other keeps its id, the pod keeps its uid.
 //! A CRR naming a container the pod lacks is refused by the webhook; two CRRs for the same pod both
-//! complete, one after the other. Skips without containerd and root unless `KRUISE_REQUIRE_CRI` is set.
+//! complete, one after the other. Two CRRs on disjoint containers run together while a third on a
+//! shared container waits Pending with its reason, then completes; the agent records `Killing` events.
+//! Skips without containerd and root unless `KRUISE_REQUIRE_CRI` is set.
 
 use crate::common;
 use common::agents::{CriPlayground, eventually, get};
@@ -159,7 +161,7 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
             .then_some(())
     });
 
-    // Two requests for the same pod: both complete, one after the other.
+    // Two requests for the same pod (disjoint containers): both complete.
     apply(k, &crr("again-sidecar", &["sidecar"])).unwrap();
     apply(k, &crr("again-app", &["app"])).unwrap();
     let first = completed(k, "again-sidecar");
@@ -174,4 +176,103 @@ fn a_crr_restarts_one_of_two_containers_in_place_and_a_second_one_follows() {
     assert_eq!(last["metadata"]["uid"], uid.as_str());
     assert_eq!(status_of(&last, "app")["restartCount"], 2);
     assert_eq!(status_of(&last, "sidecar")["restartCount"], 1);
+}
+
+/// A request with its own `minStartedSeconds` (how long it stays Recreating after the restart).
+fn crr_slow(name: &str, containers: &[&str], min_started: u32) -> Value {
+    let mut c = crr(name, containers);
+    c["spec"]["strategy"]["minStartedSeconds"] = json!(min_started);
+    c
+}
+
+/// The core event `reason` on pod `pod` whose message mentions `text`.
+fn event(k: &Path, reason: &str, pod: &str, text: &str) -> Option<Value> {
+    let list = get(k, &["events", "-n", "default"])?;
+    list["items"].as_array()?.iter().find_map(|e| {
+        (e["reason"] == reason
+            && e["involvedObject"]["name"] == pod
+            && e["message"].as_str().is_some_and(|m| m.contains(text)))
+        .then(|| e.clone())
+    })
+}
+
+#[test]
+fn crrs_on_disjoint_containers_run_together_and_one_on_a_shared_container_waits() {
+    let Some(playground) = CriPlayground::start() else {
+        return;
+    };
+    let k = playground.kubeconfig();
+    let image = &playground.image;
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"terminationGracePeriodSeconds": 2, "containers": [
+            {"name": "app", "image": image}, {"name": "sidecar", "image": image}]}});
+    apply(k, &pod).unwrap();
+    let before = running_pod(k);
+    let node = before["spec"]["nodeName"].as_str().unwrap().to_owned();
+
+    // `slow-app` stays Recreating 20 s after its restart; `sidecar` runs beside it (OpenKruise would
+    // keep it Pending until `slow-app` completes); `app-again` shares `app` and waits. It forces its
+    // own restart: without `forceRecreate`, the restart `slow-app` makes after its creation would count.
+    apply(k, &crr_slow("slow-app", &["app"], 20)).unwrap();
+    apply(k, &crr("sidecar", &["sidecar"])).unwrap();
+    let mut again = crr("app-again", &["app"]);
+    again["spec"]["strategy"]["forceRecreate"] = json!(true);
+    apply(k, &again).unwrap();
+    let waiting = eventually("app-again to wait Pending with its reason", 30, || {
+        let c = get(k, &["containerrecreaterequests", "app-again"])?;
+        (c["status"]["phase"] == "Pending").then_some(c)
+    });
+    assert_eq!(
+        waiting["status"]["message"],
+        "waiting for ContainerRecreateRequest slow-app, which also recreates container app"
+    );
+    let sidecar = completed(k, "sidecar");
+    assert_eq!(
+        sidecar["status"]["containerRecreateStates"][0]["phase"],
+        "Succeeded"
+    );
+    let slow = get(k, &["containerrecreaterequests", "slow-app"]).unwrap();
+    assert_eq!(
+        slow["status"]["phase"], "Recreating",
+        "the sidecar's request completed while the app's was still at work: {slow}"
+    );
+    let again = get(k, &["containerrecreaterequests", "app-again"]).unwrap();
+    assert_eq!(again["status"]["phase"], "Pending", "{again}");
+
+    // Then the app's two requests complete, one after the other.
+    let slow = completed(k, "slow-app");
+    let again = completed(k, "app-again");
+    for c in [&slow, &again] {
+        assert_eq!(
+            c["status"]["containerRecreateStates"][0]["phase"], "Succeeded",
+            "{c}"
+        );
+        assert_eq!(c["status"]["message"], "", "{c}");
+    }
+    let last = running_pod(k);
+    assert_eq!(last["metadata"]["uid"], before["metadata"]["uid"]);
+    assert_eq!(status_of(&last, "app")["restartCount"], 2);
+    assert_eq!(status_of(&last, "sidecar")["restartCount"], 1);
+
+    // The agent's events: Killing on the container, from its node.
+    let killing = eventually("event Killing for the sidecar", 30, || {
+        event(
+            k,
+            "Killing",
+            "web",
+            "Stopping container sidecar by ContainerRecreateRequest sidecar",
+        )
+    });
+    assert_eq!(killing["type"], "Normal");
+    assert_eq!(
+        killing["source"],
+        json!({"component": "kruise-daemon-crr", "host": node})
+    );
+    assert_eq!(killing["involvedObject"]["fieldPath"], "spec.containers{sidecar}");
+    for name in ["slow-app", "app-again"] {
+        let text = format!("Stopping container app by ContainerRecreateRequest {name}");
+        eventually(&format!("event Killing by {name}"), 30, || {
+            event(k, "Killing", "web", &text)
+        });
+    }
 }

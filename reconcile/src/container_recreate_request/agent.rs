@@ -3,9 +3,9 @@
 //! (`src/daemon/recreate.rs`) gathers the pod's containers from the runtime and carries out the
 //! [`Step`] chosen here, one per sync:
 //!
-//! - [`order`]: the pod's requests run one at a time — Completed first, then Recreating, then Pending,
-//!   then new ones, each group oldest first; the first unfinished one is worked on and later new ones
-//!   are marked Pending;
+//! - [`order`]: Completed first, then Recreating, then Pending, then new ones, each group oldest first;
+//! - [`pick`]: requests on disjoint containers run together; one naming a container of an earlier
+//!   unfinished request is marked Pending with a message naming it, and waits;
 //! - [`container_states`]: each container's phase from the runtime (the table of C.5 in the docs);
 //! - [`next`]: write changed states, or stop one container (at most one per sync), or complete.
 
@@ -58,22 +58,51 @@ pub fn order(requests: &mut [ContainerRecreateRequest]) {
     });
 }
 
-/// Which request to work on (index into the ordered list) and which later ones to mark Pending.
-pub fn pick(requests: &[ContainerRecreateRequest]) -> (Option<usize>, Vec<usize>) {
-    let mut picked = None;
-    let mut to_pending = Vec::new();
+/// What a sync does with the pod's ordered requests.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Pick {
+    /// The requests to work on now (indices): no two name the same container.
+    pub work: Vec<usize>,
+    /// The requests to mark Pending with this message (only where phase or message differ).
+    pub wait: Vec<(usize, String)>,
+}
+
+/// The message of a request waiting for `by`, which also recreates `container`.
+pub fn waiting_message(by: &str, container: &str) -> String {
+    format!("waiting for ContainerRecreateRequest {by}, which also recreates container {container}")
+}
+
+/// Which requests to work on and which to mark Pending. Unlike OpenKruise (one request per pod at a
+/// time), requests on disjoint containers proceed together; a request naming a container of an
+/// earlier unfinished one waits for it. A Recreating request keeps its turn (it is never demoted).
+pub fn pick(requests: &[ContainerRecreateRequest]) -> Pick {
+    let mut out = Pick::default();
+    // Container name → the request holding (or first waiting for) it.
+    let mut claimed: Vec<(&str, &str)> = Vec::new();
     for (i, crr) in requests.iter().enumerate() {
-        let phase = crr.status.as_ref().map(|s| s.phase.clone()).unwrap_or_default();
-        if phase == Phase::Completed || crr.metadata.deletion_timestamp.is_some() {
+        let status = crr.status.clone().unwrap_or_default();
+        if status.phase == Phase::Completed || crr.metadata.deletion_timestamp.is_some() {
             continue;
         }
-        if picked.is_none() {
-            picked = Some(i);
-        } else if phase.is_unset() {
-            to_pending.push(i);
+        let name = crr.metadata.name.as_deref().unwrap_or_default();
+        let blocker = crr
+            .spec
+            .containers
+            .iter()
+            .find_map(|c| claimed.iter().find(|(held, _)| *held == c.name));
+        match blocker {
+            None => out.work.push(i),
+            Some(_) if status.phase == Phase::Recreating => {}
+            Some((container, by)) => {
+                let message = waiting_message(by, container);
+                if status.phase != Phase::Pending || status.message != message {
+                    out.wait.push((i, message));
+                }
+            }
         }
+        claimed.extend(crr.spec.containers.iter().map(|c| (c.name.as_str(), name)));
     }
-    (picked, to_pending)
+    out
 }
 
 /// Why the request's containers cannot be matched with this agent's runtime (OpenKruise's messages).

@@ -47,30 +47,40 @@ pub struct Stop<'a> {
 
 /// The agent's one way to stop a container (ContainerRecreateRequests and env-from-metadata restarts):
 /// runs the preStop hook within the grace (its failure is logged, not fatal), then `StopContainer`
-/// with what is left of the grace, at least 2 s. The kubelet starts the container again.
+/// with what is left of the grace, at least 2 s. The kubelet starts the container again. Returns the
+/// hook's failure, if any (for event `FailedPreStopHook`).
 pub async fn stop<F: Future<Output = Option<String>>>(
     runtime: &Runtime,
     id: &str,
     stop: Stop<'_>,
     pod_ip: impl FnOnce() -> F,
-) -> Result<(), kruise_cri::RuntimeError> {
+) -> Result<Option<String>, kruise_cri::RuntimeError> {
     let mut grace = stop.grace;
+    let mut failed = None;
     if let Some(pre_stop) = stop.pre_stop
         && !grace.is_zero()
     {
         let started = tokio::time::Instant::now();
         match tokio::time::timeout(grace, run(runtime, id, pre_stop, stop.ports, pod_ip)).await {
             Ok(Ok(())) => tracing::info!(container = %stop.container, "preStop hook done"),
-            Ok(Err(e)) => tracing::warn!(container = %stop.container, error = %e, "FailedPreStopHook"),
+            Ok(Err(e)) => {
+                tracing::warn!(container = %stop.container, error = %e, "FailedPreStopHook");
+                failed = Some(e.to_string());
+            }
             Err(_) => {
-                tracing::warn!(container = %stop.container, "FailedPreStopHook: still running when the grace ran out")
+                tracing::warn!(container = %stop.container, "FailedPreStopHook: still running when the grace ran out");
+                failed = Some(format!(
+                    "preStop hook still running after the grace of {}s",
+                    grace.as_secs()
+                ));
             }
         }
         grace = grace.saturating_sub(started.elapsed());
     }
     runtime
         .stop_container(id, grace.max(Duration::from_secs(2)))
-        .await
+        .await?;
+    Ok(failed)
 }
 
 /// Runs the hook against container `id` (bare runtime id).

@@ -15,6 +15,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::events::{self, Happened};
 use super::{BUSY_TICK, ERROR_BACKOFF, PodKey, hook};
 
 /// What every sync needs.
@@ -60,18 +61,40 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
         .filter(|c| &c.spec.pod_name == pod_name)
         .collect();
     agent::order(&mut requests);
-    let (picked, to_pending) = agent::pick(&requests);
-    for i in to_pending {
-        write(&api, &requests[i], json!({"phase": "Pending"})).await?;
+    let picked = agent::pick(&requests);
+    for (i, message) in &picked.wait {
+        write(
+            &api,
+            &requests[*i],
+            json!({"phase": "Pending", "message": message}),
+        )
+        .await?;
+        tracing::info!(namespace = %namespace, crr = ?requests[*i].metadata.name, pod = %pod_name, %message, "pending");
     }
-    let Some(picked) = picked else {
-        return Ok(None);
-    };
-    let crr = &requests[picked];
+    // Requests on disjoint containers, one step each; the pod is looked at again at the soonest.
+    let mut again: Option<Duration> = None;
+    for i in picked.work {
+        if let Some(after) = step(env, &api, &requests[i]).await? {
+            again = Some(again.map_or(after, |a| a.min(after)));
+        }
+    }
+    Ok(again)
+}
+
+/// One step of one picked request; returns when to look again.
+async fn step(
+    env: &Env,
+    api: &Api<ContainerRecreateRequest>,
+    crr: &ContainerRecreateRequest,
+) -> Result<Option<Duration>, SyncError> {
+    let (namespace, pod_name) = (
+        crr.metadata.namespace.as_deref().unwrap_or_default(),
+        &crr.spec.pod_name,
+    );
     let name = crr.metadata.name.clone().unwrap_or_default();
     let status = crr.status.clone().unwrap_or_default();
     if status.phase != Phase::Recreating {
-        write(&api, crr, json!({"phase": "Recreating"})).await?;
+        write(api, crr, json!({"phase": "Recreating", "message": ""})).await?;
         tracing::info!(namespace = %namespace, crr = %name, pod = %pod_name, "recreating");
         return Ok(Some(Duration::ZERO));
     }
@@ -86,7 +109,7 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
     };
     if let Some(why) = agent::runtime_mismatch(crr, runtime.name()) {
         complete(
-            &api,
+            api,
             crr,
             &status.container_recreate_states,
             &format!("failed to find runtime service: {why}"),
@@ -105,7 +128,7 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
     match agent::next(crr, &containers, now) {
         Step::States(states) => {
             write(
-                &api,
+                api,
                 crr,
                 json!({"phase": "Recreating", "containerRecreateStates": states}),
             )
@@ -126,7 +149,7 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
                 states = agent::kill_failed(states, index, &e.to_string());
             }
             write(
-                &api,
+                api,
                 crr,
                 json!({"phase": "Recreating", "containerRecreateStates": states}),
             )
@@ -134,7 +157,7 @@ async fn sync(env: &Env, (namespace, pod_name): &PodKey) -> Result<Option<Durati
             Ok(Some(Duration::ZERO))
         }
         Step::Complete(states, message) => {
-            complete(&api, crr, &states, &message).await?;
+            complete(api, crr, &states, &message).await?;
             tracing::info!(namespace = %namespace, crr = %name, message = %message, "completed");
             // The pod's next request, if any, starts now.
             Ok(Some(Duration::ZERO))
@@ -218,8 +241,8 @@ enum KillError {
     Runtime(#[from] kruise_cri::RuntimeError),
 }
 
-/// Runs the container's preStop hook within the grace (its failure is logged, not fatal), then stops
-/// it with what is left of the grace, at least 2 s.
+/// Records `Killing`, runs the container's preStop hook within the grace (its failure is recorded as
+/// `FailedPreStopHook`, not fatal), then stops it with what is left of the grace, at least 2 s.
 async fn kill(
     env: &Env,
     runtime: &Runtime,
@@ -242,7 +265,22 @@ async fn kill(
         pre_stop: container.pre_stop.as_ref(),
         ports: &container.ports,
     };
-    hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await?;
+    events::record(
+        &env.client,
+        &env.node,
+        crr,
+        Happened::Killing {
+            container: &container.name,
+        },
+    )
+    .await;
+    if let Some(error) = hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await? {
+        let what = Happened::FailedPreStopHook {
+            container: &container.name,
+            error: &error,
+        };
+        events::record(&env.client, &env.node, crr, what).await;
+    }
     Ok(())
 }
 

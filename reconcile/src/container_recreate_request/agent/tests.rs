@@ -39,31 +39,103 @@ fn st(name: &str, phase: Phase, killed: bool) -> State {
 
 const NOW: &str = "2026-01-01T00:01:00Z";
 
+/// A request for `containers` of the pod (ids `<name>1`).
+fn crr_on(name: &str, created: &str, containers: &[&str], status: Value) -> ContainerRecreateRequest {
+    let mut c = crr(name, created, json!({}), status);
+    let template = c.spec.containers.clone();
+    c.spec.containers = containers
+        .iter()
+        .map(|n| {
+            let mut one = template[0].clone();
+            one.name = (*n).into();
+            one
+        })
+        .collect();
+    c
+}
+
+fn phase(p: &str) -> Value {
+    json!({"phase": p})
+}
+
 #[test]
-fn requests_of_a_pod_run_one_at_a_time_oldest_first_and_later_ones_wait_pending() {
+fn requests_on_the_same_containers_run_one_at_a_time_oldest_first_and_later_ones_wait_pending() {
     let mut all = vec![
         crr("new-b", "2026-01-01T00:00:03Z", json!({}), json!({})),
-        crr(
-            "done",
-            "2026-01-01T00:00:00Z",
-            json!({}),
-            json!({"phase": "Completed"}),
-        ),
+        crr("done", "2026-01-01T00:00:00Z", json!({}), phase("Completed")),
         crr("new-a", "2026-01-01T00:00:02Z", json!({}), json!({})),
-        crr(
-            "waiting",
-            "2026-01-01T00:00:09Z",
-            json!({}),
-            json!({"phase": "Pending"}),
-        ),
+        crr("waiting", "2026-01-01T00:00:09Z", json!({}), phase("Pending")),
     ];
     order(&mut all);
     let names: Vec<_> = all.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
     assert_eq!(names, ["done", "waiting", "new-a", "new-b"]);
-    assert_eq!(pick(&all), (Some(1), vec![2, 3]));
+    let waiting = waiting_message("waiting", "app");
+    assert_eq!(
+        pick(&all),
+        Pick {
+            work: vec![1],
+            wait: vec![(2, waiting.clone()), (3, waiting.clone())]
+        }
+    );
+    // Marked Pending with that message: not written again.
+    for i in [2, 3] {
+        all[i].status =
+            Some(serde_json::from_value(json!({"phase": "Pending", "message": waiting})).unwrap());
+    }
+    assert_eq!(pick(&all).wait, vec![]);
     // Once the first completes, the next one is picked: nothing stays Pending for want of an event.
-    all[1].status = Some(serde_json::from_value(json!({"phase": "Completed"})).unwrap());
-    assert_eq!(pick(&all), (Some(2), vec![3]));
+    all[1].status = Some(serde_json::from_value(phase("Completed")).unwrap());
+    let next = waiting_message("new-a", "app");
+    assert_eq!(
+        pick(&all),
+        Pick {
+            work: vec![2],
+            wait: vec![(3, next)]
+        }
+    );
+}
+
+#[test]
+fn requests_on_disjoint_containers_of_one_pod_run_together() {
+    let mut all = vec![
+        crr_on("app", "2026-01-01T00:00:01Z", &["app"], phase("Recreating")),
+        crr_on("side", "2026-01-01T00:00:02Z", &["side"], json!({})),
+        crr_on("both", "2026-01-01T00:00:03Z", &["side", "log"], json!({})),
+        crr_on("log", "2026-01-01T00:00:04Z", &["log"], json!({})),
+        crr_on("other", "2026-01-01T00:00:05Z", &["metrics"], phase("Pending")),
+    ];
+    order(&mut all);
+    let names: Vec<_> = all.iter().map(|c| c.metadata.name.clone().unwrap()).collect();
+    assert_eq!(names, ["app", "other", "side", "both", "log"]);
+    // `side` runs beside `app`; `both` waits for `side`; `log` waits for `both` (the earlier claim on
+    // `log`), though `log` itself is free: later requests never overtake earlier ones on a container.
+    assert_eq!(
+        pick(&all),
+        Pick {
+            work: vec![0, 1, 2],
+            wait: vec![
+                (3, waiting_message("side", "side")),
+                (4, waiting_message("both", "log"))
+            ]
+        }
+    );
+    // `side` completes: `both` runs, `log` still waits for it.
+    all[2].status = Some(serde_json::from_value(phase("Completed")).unwrap());
+    assert_eq!(pick(&all).work, vec![0, 1, 3]);
+    // Two Recreating requests on one container (left by an agent of another version): the later one
+    // keeps its phase and waits, unmarked.
+    let mut odd = vec![
+        crr_on("a", "2026-01-01T00:00:01Z", &["app"], phase("Recreating")),
+        crr_on("b", "2026-01-01T00:00:02Z", &["app"], phase("Recreating")),
+    ];
+    order(&mut odd);
+    assert_eq!(
+        pick(&odd),
+        Pick {
+            work: vec![0],
+            wait: vec![]
+        }
+    );
 }
 
 #[test]
