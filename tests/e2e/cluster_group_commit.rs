@@ -8,34 +8,20 @@ use crate::common;
 use std::{sync::Arc, time::Duration};
 
 use common::cluster::{self, Cluster, PUBS, WORKLOADSPREADS};
-use kruise_rs::{
-    admission::{Admission, StateSource},
-    cluster::ClusterCache,
-};
-use kruise_webhooks::{Settings, Webhook};
+use kruise_rs::admission::Admission;
+use kruise_webhooks::Webhook;
+
+use crate::cluster_pub_race::{budget, eviction, replica};
 use serde_json::{Value, json};
 
-async fn replica(cluster: &Cluster) -> Arc<Admission> {
-    let cache = ClusterCache::start(&cluster.client, "kruise-system");
-    tokio::time::timeout(Duration::from_secs(10), cache.wait_until_ready())
-        .await
-        .expect("caches synced")
-        .unwrap();
-    Arc::new(Admission::new(StateSource::Cluster(cache), Settings::default()))
-}
-
-fn review(uid: String, object: Value, operation: &str, sub_resource: Option<&str>) -> Vec<u8> {
-    let kind = if sub_resource.is_some() {
-        json!({"group": "policy", "version": "v1", "kind": "Eviction"})
-    } else {
-        json!({"group": "", "version": "v1", "kind": "Pod"})
-    };
+/// The AdmissionReview of creating `pod` in `shop`.
+fn create(uid: String, pod: Value) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-        "request": {"uid": uid, "kind": kind,
+        "request": {"uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
             "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "subResource": sub_resource, "name": object["metadata"]["name"], "namespace": "shop",
-            "operation": operation, "userInfo": {"username": "test"}, "object": object, "dryRun": false}
+            "name": pod["metadata"]["name"], "namespace": "shop",
+            "operation": "CREATE", "userInfo": {"username": "test"}, "object": pod, "dryRun": false}
     }))
     .unwrap()
 }
@@ -59,44 +45,23 @@ async fn answer_all(admission: &Arc<Admission>, webhook: Webhook, reviews: Vec<V
     answers
 }
 
-fn status_writes(cluster: &Cluster, before: &BTreeMapCounts, group: &str, plural: &str) -> u64 {
+fn status_writes(cluster: &Cluster, before: &Counts, group: &str, plural: &str) -> u64 {
     cluster
         .api()
         .requests
         .writes_since(before, group, plural, Some("status"))
 }
 
-type BTreeMapCounts = std::collections::BTreeMap<kruise_playground::request_counts::RequestKind, u64>;
+/// The playground's request counts at one moment.
+type Counts = std::collections::BTreeMap<kruise_playground::request_counts::RequestKind, u64>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_concurrent_evictions_spend_a_budget_of_ten_exactly_in_few_writes() {
     let cluster = cluster::start().await;
-    cluster.namespace("shop").await;
-    for i in 0..100 {
-        cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": format!("web-{i}"), "namespace": "shop", "labels": {"app": "web"},
-                "annotations": {"pub.kruise.io/related-pub": "web"}},
-            "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                "containerStatuses": [{"name": "web", "image": "nginx:1.27", "ready": true,
-                    "imageID": "docker-pullable://nginx@sha256:1", "restartCount": 0}]}}));
-    }
-    cluster.seed(
-        json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
-        "metadata": {"name": "web", "namespace": "shop", "generation": 1},
-        "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 10},
-        "status": {"observedGeneration": 1, "unavailableAllowed": 10, "desiredAvailable": 90,
-            "currentAvailable": 100, "totalReplicas": 100}}),
-    );
+    budget(&cluster, 100, 10).await;
     let admission = replica(&cluster).await;
     let before = cluster.api().requests.snapshot();
-    let evictions = (0..100)
-        .map(|i| {
-            let object = json!({"apiVersion": "policy/v1", "kind": "Eviction",
-                "metadata": {"name": format!("web-{i}"), "namespace": "shop"}});
-            review(format!("evict-{i}"), object, "CREATE", Some("eviction"))
-        })
-        .collect();
+    let evictions = (0..100).map(eviction).collect();
     let answers = answer_all(&admission, Webhook::ValidatePod, evictions).await;
     let writes = status_writes(&cluster, &before, "policy.kruise.io", "podunavailablebudgets");
     let mut allowed: Vec<String> = (0..100)
@@ -152,7 +117,7 @@ async fn two_hundred_concurrent_creates_book_a_workload_spread_in_few_writes_wit
                     "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet",
                         "name": "web", "uid": "cs-uid", "controller": true}]},
                 "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}});
-            review(format!("create-{i}"), pod, "CREATE", None)
+            create(format!("create-{i}"), pod)
         })
         .collect();
     let started = std::time::Instant::now();

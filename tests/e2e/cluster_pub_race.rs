@@ -19,10 +19,16 @@ use serde_json::json;
 
 const REPLICAS: usize = 24;
 
-/// 24 running, ready pods and their budget, stored as the webhook and the controllers left them.
+/// 24 running, ready pods and their budget of 3, stored as the webhook and the controllers left them.
 async fn budget_of_three(cluster: &Cluster) {
+    budget(cluster, REPLICAS, 3).await;
+}
+
+/// `pods` running, ready pods `web-N` of namespace `shop` and their PodUnavailableBudget `web` with
+/// `max_unavailable` units left.
+pub async fn budget(cluster: &Cluster, pods: usize, max_unavailable: usize) {
     cluster.namespace("shop").await;
-    for i in 0..REPLICAS {
+    for i in 0..pods {
         let name = format!("web-{i}");
         cluster.seed(json!({"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"},
@@ -35,13 +41,14 @@ async fn budget_of_three(cluster: &Cluster) {
     cluster.seed(
         json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
             "metadata": {"name": "web", "namespace": "shop", "generation": 1},
-            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 3},
-            "status": {"observedGeneration": 1, "unavailableAllowed": 3, "desiredAvailable": 21,
-                "currentAvailable": 24, "totalReplicas": 24}}),
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": max_unavailable},
+            "status": {"observedGeneration": 1, "unavailableAllowed": max_unavailable,
+                "desiredAvailable": pods - max_unavailable, "currentAvailable": pods, "totalReplicas": pods}}),
     );
 }
 
-fn eviction(i: usize) -> Vec<u8> {
+/// The AdmissionReview of evicting pod `web-i` of `shop`.
+pub fn eviction(i: usize) -> Vec<u8> {
     serde_json::to_vec(&json!({
         "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
         "request": {"uid": format!("evict-{i}"),
@@ -56,7 +63,8 @@ fn eviction(i: usize) -> Vec<u8> {
     .unwrap()
 }
 
-async fn replica(cluster: &Cluster) -> Arc<Admission> {
+/// One replica's admission over its own caches of `cluster`.
+pub async fn replica(cluster: &Cluster) -> Arc<Admission> {
     let cache = ClusterCache::start(&cluster.client, "kruise-system");
     tokio::time::timeout(Duration::from_secs(10), cache.wait_until_ready())
         .await
