@@ -133,6 +133,7 @@ fn bench(c: &mut Criterion) {
         pods: &pods,
         revisions: &revisions,
         now,
+        env_from_metadata: false,
     };
     let expectations = Expectations::default();
     let first = plan(&input, &expectations).unwrap();

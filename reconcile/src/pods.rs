@@ -280,6 +280,15 @@ pub(crate) mod fixtures {
             .insert(key.into(), value.into());
         p
     }
+
+    /// The same pod with an annotation.
+    pub fn annotated(mut p: PodRecord, key: &str, value: &str) -> PodRecord {
+        p.metadata
+            .annotations
+            .get_or_insert_default()
+            .insert(key.into(), value.into());
+        p
+    }
 }
 
 #[cfg(test)]

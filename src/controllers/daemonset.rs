@@ -94,6 +94,10 @@ async fn pass(state: &State, ds: Arc<DaemonSet>, pass: Pass<DaemonSet, Expectati
         pods: &pod_list,
         revisions: &revisions,
         now,
+        env_from_metadata: state
+            .context
+            .settings
+            .enabled(kruise_core::Gate::InPlaceUpdateEnvFromMetadata),
     };
     let plan = kruise_reconcile::daemonset::plan(&input, &expectations).map_err(|e| Error::Invalid {
         what: "DaemonSet",

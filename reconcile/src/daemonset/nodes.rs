@@ -97,6 +97,8 @@ pub struct Ctx<'a> {
     pub now: Timestamp,
     /// The current revision's template as stored (what in-place updates compare old revisions with).
     pub update_template: Option<PodTemplateSpec>,
+    /// Env fed from metadata may change in place on pods the node agent serves ([`super::Input`]).
+    pub env_from_metadata: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -121,6 +123,7 @@ impl<'a> Ctx<'a> {
             desired: 0,
             now,
             update_template: None,
+            env_from_metadata: false,
         }
     }
 

@@ -31,6 +31,10 @@ pub struct Input<'a> {
     pub revisions: &'a [ControllerRevision],
     /// Now.
     pub now: Timestamp,
+    /// Gates `KruiseDaemon` and `InPlaceUpdateEnvFromMetadata`: a change of env fed from metadata is
+    /// applied in place on pods the node agent serves (docs/env-from-metadata.md); otherwise such pods
+    /// are recreated.
+    pub env_from_metadata: bool,
 }
 
 /// The decision of one reconcile.
@@ -104,6 +108,7 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
     }
     let template = ds.spec.template.spec.clone().unwrap_or_default();
     let mut ctx = Ctx::new(ds, &cur.hash, &revisions, input.now);
+    ctx.env_from_metadata = input.env_from_metadata;
     let orphans = ctx.place(&template, input.nodes, input.pods);
     ctx.update_template = template_of(&cur.revision).ok();
 

@@ -193,7 +193,8 @@ struct Shared<'a> {
 }
 
 /// The writes that update `pod` in place, when the rollout is in place, the pod was born with the
-/// `InPlaceUpdateReady` gate and only images or metadata changed since its revision.
+/// `InPlaceUpdateReady` gate and only images or metadata changed since its revision (or env fed from
+/// metadata, on a pod the node agent serves, with [`Ctx::env_from_metadata`]).
 fn try_in_place<'a>(ctx: &Ctx<'_>, pod: &'a PodRecord, shared: &mut Shared<'a>) -> Option<Vec<Action>> {
     let new = ctx.update_template.as_ref()?;
     if !in_place(ctx.ds) || !inplace::has_gate(pod) {
@@ -209,7 +210,7 @@ fn try_in_place<'a>(ctx: &Ctx<'_>, pod: &'a PodRecord, shared: &mut Shared<'a>) 
                 Err(_) => Err(NotInPlace::SpecChanged),
             })
     });
-    let spec = verdict.as_ref().ok()?;
+    let spec = inplace::for_pod(verdict, pod, ctx.env_from_metadata).ok()?;
     inplace::start_hooked(
         pod,
         spec,

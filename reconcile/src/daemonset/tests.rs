@@ -133,6 +133,7 @@ fn run(ds: &DaemonSet, nodes: &[Node], pods: &[PodRecord], revisions: &[Controll
             pods,
             revisions,
             now: now(),
+            env_from_metadata: false,
         },
         &Expectations::default(),
     )
@@ -413,6 +414,63 @@ fn in_place_if_possible_patches_the_image_and_deletes_nothing() {
         })
         .unwrap();
     assert_eq!(patch["spec"]["containers"][0]["image"], "agent:v2");
+}
+
+#[test]
+fn env_fed_from_an_annotation_changes_in_place_only_on_pods_the_agent_serves() {
+    // The template's annotation `version`, read by the container's env, goes from 1 to 2.
+    let with_env = |version: &str| {
+        let mut d = ds("v1");
+        let template = &mut d.spec.template;
+        template.metadata.as_mut().unwrap().annotations =
+            Some([("version".to_string(), version.to_string())].into());
+        template.spec.as_mut().unwrap().containers[0].env = Some(vec![k8s_openapi::api::core::v1::EnvVar {
+            name: "VERSION".into(),
+            value_from: Some(k8s_openapi::api::core::v1::EnvVarSource {
+                field_ref: Some(k8s_openapi::api::core::v1::ObjectFieldSelector {
+                    field_path: "metadata.annotations['version']".into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }]);
+        rolling(d, |r| {
+            r.type_ = Some(RollingUpdateType::InPlaceIfPossible);
+            r.max_unavailable = Some(IntOrString::Int(2));
+        })
+    };
+    let rev = new_revision(&with_env("1"), 1, None);
+    let h = hash_of(&rev).to_owned();
+    let served = |p: PodRecord| {
+        crate::pods::fixtures::annotated(
+            p,
+            kruise_core::containermeta::RUNTIME_CONTAINERS_META_KEY,
+            r#"{"containers":[]}"#,
+        )
+    };
+    let pods: Vec<PodRecord> = old_pods(&h, 2).into_iter().map(with_gate).map(served).collect();
+    let plan_with = |env_from_metadata: bool, pods: &[PodRecord]| {
+        plan(
+            &Input {
+                ds: &with_env("2"),
+                nodes: &nodes(2),
+                pods,
+                revisions: std::slice::from_ref(&rev),
+                now: now(),
+                env_from_metadata,
+            },
+            &Expectations::default(),
+        )
+        .unwrap()
+    };
+    let p = plan_with(true, &pods);
+    assert!(deletes(&p).is_empty(), "{:?}", p.actions);
+    assert_eq!(patched(&p, "inPlaceUpdate").len(), 2);
+    // Gates off, or no agent report on the pods: recreated.
+    assert_eq!(deletes(&plan_with(false, &pods)).len(), 2);
+    let unserved: Vec<PodRecord> = old_pods(&h, 2).into_iter().map(with_gate).collect();
+    assert_eq!(deletes(&plan_with(true, &unserved)).len(), 2);
 }
 
 #[test]
