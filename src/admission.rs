@@ -88,6 +88,10 @@ impl Admission {
     /// a usable AdmissionReview (the caller answers 400).
     pub async fn answer(&self, webhook: Webhook, body: &[u8]) -> Result<Answer, AnswerError> {
         let started = Instant::now();
+        // A large body is judged before it is parsed: its tree would cost many times its size.
+        if body.len() >= width::STREAMED_FROM {
+            width::check_body(body).map_err(|(which, reason)| AnswerError::TooWide { which, reason })?;
+        }
         let Review {
             api_version,
             mut request,
