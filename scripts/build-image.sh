@@ -37,8 +37,15 @@ if ! command -v musl-gcc >/dev/null 2>&1; then
 fi
 
 say "cargo build --release --target $TARGET (static, stripped)"
-# Static: musl links its libc in. No build path or cargo home in the binary.
-export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$REPO=/kruise-rs --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
+# Static: musl links its libc in. No build path, cargo home or target dir in the binary (code generated
+# into OUT_DIR, like the CRI bindings, is named by its path in the target dir), and the C compiler's
+# __DATE__/__TIME__ (mimalloc prints them) are the commit's time: the same commit gives the same binary
+# wherever it is built (a build in another directory differed in exactly these two).
+TARGET_DIR=${CARGO_TARGET_DIR:-$REPO/target}
+mkdir -p "$TARGET_DIR"
+TARGET_DIR=$(cd "$TARGET_DIR" && pwd)
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
+export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$REPO=/kruise-rs --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo --remap-path-prefix=$TARGET_DIR=/target"
 export CC_x86_64_unknown_linux_musl=musl-gcc
 cargo build --release --locked --target "$TARGET" -p kruise-rs --bin kruise
 BIN=${CARGO_TARGET_DIR:-$REPO/target}/$TARGET/release/kruise
