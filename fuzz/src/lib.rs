@@ -99,7 +99,10 @@ pub fn convert(body: &[u8]) {
         }
         let review: Review = serde_json::from_slice(body).expect("decoded once already");
         for object in response["convertedObjects"].as_array().into_iter().flatten() {
-            assert_eq!(object["apiVersion"], review.request.desired, "converted to another version");
+            assert_eq!(
+                object["apiVersion"], review.request.desired,
+                "converted to another version"
+            );
         }
     }
     serde_json::to_vec(&answer).expect("the answer encodes");
