@@ -75,7 +75,13 @@ fn state_text(pod: &PodRecord) -> Option<&str> {
 /// ([`containers_completed`]). A pod without a state annotation has completed; one whose state cannot
 /// be read has not.
 pub fn update_completed(pod: &PodRecord) -> bool {
-    Completion::default().update_completed(pod)
+    if in_grace_period(pod) {
+        return false;
+    }
+    match state_text(pod) {
+        None => true,
+        Some(text) => state_completed(pod, serde_json::from_str(text).ok().as_ref()),
+    }
 }
 
 /// [`update_completed`] over the pods of one pass, each distinct state annotation parsed once: the
@@ -98,18 +104,21 @@ impl<'a> Completion<'a> {
             .states
             .entry(text)
             .or_insert_with(|| serde_json::from_str(text).ok());
-        match state {
-            None => false,
-            Some(state) => {
-                !state.batches_left()
-                    && containers_completed(
-                        pod,
-                        state.last_container_statuses.as_ref().unwrap_or(&BTreeMap::new()),
-                        state.update_env_from_metadata,
-                    )
-            }
-        }
+        state_completed(pod, state.as_ref())
     }
+}
+
+/// The pod's containers are done with the update its (parsed) state describes; an unreadable state
+/// (`None`) has not completed.
+fn state_completed(pod: &PodRecord, state: Option<&StateRead>) -> bool {
+    state.is_some_and(|state| {
+        !state.batches_left()
+            && containers_completed(
+                pod,
+                state.last_container_statuses.as_ref().unwrap_or(&BTreeMap::new()),
+                state.update_env_from_metadata,
+            )
+    })
 }
 
 /// `defaultCheckContainersInPlaceUpdateCompleted`: with env fed from metadata, the node agent reports

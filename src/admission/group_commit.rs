@@ -97,7 +97,7 @@ impl GroupCommit {
                 };
                 if queue.waiting.is_empty() {
                     queue.leading = false;
-                    if queue.chain.is_empty() {
+                    if !chain_still_current(&cache, &target, &queue.chain) {
                         objects.remove(&target);
                     }
                     return;
@@ -114,6 +114,16 @@ impl GroupCommit {
             }
         }
     }
+}
+
+/// The object is still cached at the last version this leader wrote. Otherwise (someone else wrote
+/// it, or it was deleted) the next round would start a new chain anyway, so the idle entry is dropped:
+/// the map holds at most one entry per live object.
+fn chain_still_current(cache: &ClusterCache, target: &WriteTarget, chain: &VecDeque<String>) -> bool {
+    let Some(last) = chain.back() else {
+        return false;
+    };
+    grouped_status(cache, target, &[]).is_ok_and(|now| &now.resource_version == last)
 }
 
 /// One round: one status from the cached object and the members' deltas, one write, every member

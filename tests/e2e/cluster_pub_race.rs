@@ -101,6 +101,11 @@ async fn two_replicas_racing_evictions_never_spend_a_budget_twice() {
         }
     }
     assert_eq!(allowed.len(), 3, "allowed: {allowed:?}");
+    assert_budget_records_exactly(&cluster, allowed);
+}
+
+/// The budget `shop/web` is spent out, and its status records exactly the `allowed` evictions.
+pub fn assert_budget_records_exactly(cluster: &Cluster, mut allowed: Vec<String>) {
     let status = cluster.get(PUBS, "shop", "web").unwrap()["status"].clone();
     assert_eq!(status["unavailableAllowed"], 0);
     let mut recorded: Vec<String> = status["disruptedPods"]
