@@ -7,7 +7,7 @@ use crate::common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::cluster::{self, Cluster, PUBS, WORKLOADSPREADS};
+use common::cluster::{self, Cluster, WORKLOADSPREADS};
 use kruise_rs::admission::Admission;
 use kruise_webhooks::Webhook;
 
