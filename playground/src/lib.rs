@@ -51,12 +51,14 @@ pub mod request;
 pub mod request_counts;
 pub mod resources;
 pub mod response;
+pub mod restart;
 pub mod routes;
 pub mod scale;
 pub mod scheduler;
 pub mod schema;
 mod seed;
 pub mod selectors;
+mod serving;
 pub mod simulation;
 pub mod statefulset;
 pub mod store;
@@ -147,8 +149,7 @@ pub struct Playground {
     addr: SocketAddr,
     ca_pem: String,
     api: Arc<Api>,
-    handle: axum_server::Handle<SocketAddr>,
-    server: tokio::task::JoinHandle<()>,
+    serving: serving::Serving,
     controllers: tokio::task::JoinHandle<()>,
     simulation: Option<tokio::task::JoinHandle<()>>,
     cri: Option<Arc<kubelet::cri::CriKubelet>>,
@@ -172,16 +173,8 @@ impl Playground {
         api.webhook_address = options.webhook_address;
         api.clock = options.clock.clone();
         let api = Arc::new(api);
-        let handle = axum_server::Handle::new();
         let config = axum_server::tls_rustls::RustlsConfig::from_config(rustls);
-        let server = axum_server::bind_rustls(options.addr, config).handle(handle.clone());
-        let app = routes::router(api.clone());
-        let server = tokio::spawn(async move {
-            if let Err(e) = server.serve(app.into_make_service()).await {
-                tracing::error!(error = %e, "playground server failed");
-            }
-        });
-        let addr = handle.listening().await.ok_or(StartError::NotListening)?;
+        let (serving, addr) = serving::Serving::start(api.clone(), config, options.addr).await?;
         let (gc, disruption) = (
             gc::run(
                 api.clone(),
@@ -205,13 +198,18 @@ impl Playground {
             addr,
             ca_pem,
             api,
-            handle,
-            server,
+            serving,
             controllers,
         })
     }
 
-    /// The listening address.
+    /// Restarts the API server as clients see it (`restart` module): every connection cut, the
+    /// port closed for `down`, then serving again on the same port with the same objects.
+    pub fn restart(&self, down: Duration) -> Result<u64, restart::RestartError> {
+        self.api.restarts.request(down)
+    }
+
+    /// The listening address (the same after a restart).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -263,8 +261,7 @@ impl Playground {
         if let Some(cri) = self.cri.take() {
             cri.clean_up().await;
         }
-        self.handle.shutdown();
-        let _ = (&mut self.server).await;
+        self.serving.shutdown().await;
     }
 }
 
@@ -279,7 +276,6 @@ impl Drop for Playground {
         if let Some(cri) = self.cri.take() {
             cri.clean_up_blocking();
         }
-        self.handle.shutdown();
-        self.server.abort();
+        self.serving.abort();
     }
 }

@@ -70,6 +70,29 @@ fn clock(api: &Api, req: &Request) -> Result<Response, ApiError> {
     }
 }
 
+/// `POST /playground/restart` with `{"downSeconds": N}`: the API server restarts (`restart` module) —
+/// connections cut, the port closed for N seconds (fractions allowed), then serving again; answered
+/// 202 before the connections are cut.
+fn restart(api: &Api, req: &Request) -> Result<Response, ApiError> {
+    if req.method != Method::POST {
+        return Err(ApiError::method_not_allowed());
+    }
+    let body: serde_json::Value =
+        serde_json::from_slice(&req.body).map_err(|e| ApiError::bad_request(format!("restart: {e}")))?;
+    let down = body["downSeconds"]
+        .as_f64()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .ok_or_else(|| ApiError::bad_request("restart: expected {\"downSeconds\": <non-negative number>}"))?;
+    let down = std::time::Duration::from_secs_f64(down.min(1e6));
+    let number = api
+        .restarts
+        .request(down)
+        .map_err(|e| ApiError::bad_request(format!("restart: {e}")))?;
+    let answer = serde_json::json!({"kind": "PlaygroundRestart", "restart": number,
+        "downSeconds": down.as_secs_f64()});
+    Ok(json_response(StatusCode::ACCEPTED, &answer))
+}
+
 async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, ApiError> {
     match path {
         "/version" | "/version/" => return Ok(json_response(StatusCode::OK, &discovery::version())),
@@ -77,6 +100,7 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
         "/openapi/v3" | "/openapi/v3/" => return Ok(json_response(StatusCode::OK, &openapi::root(api))),
         "/openapi/v2" | "/openapi/v2/" => return Ok(openapi::v2(&req)),
         "/playground/clock" => return clock(api, &req),
+        "/playground/restart" => return restart(api, &req),
         _ => {}
     }
     if let Some(gv) = path.strip_prefix("/openapi/v3/") {

@@ -5,9 +5,9 @@ use std::{sync::Arc, time::Duration};
 
 use axum::{
     Json, Router,
-    body::{Body, Bytes},
+    body::{Body, BodyDataStream, Bytes},
     extract::State,
-    http::{HeaderMap, Method, StatusCode, Uri, header},
+    http::{HeaderMap, Method, StatusCode, Uri, Version, header},
     response::{IntoResponse, Response},
     routing::post,
 };
@@ -58,8 +58,8 @@ pub fn router(app: Arc<App>) -> Router {
         router = router.route(
             webhook.path(),
             post(
-                move |State(app): State<Arc<App>>, headers: HeaderMap, body: Body| {
-                    review(app, webhook, headers, body)
+                move |State(app): State<Arc<App>>, version: Version, headers: HeaderMap, body: Body| {
+                    review(app, webhook, version, headers, body)
                 },
             ),
         );
@@ -133,9 +133,11 @@ impl Drop for Held<'_> {
 
 /// Checks the content type, takes a request slot and reads the body; `Err` is the response to send.
 /// The body's bytes count in `--max-buffered-body-bytes` until the returned [`Held`] is dropped.
+/// An HTTP/1.1 body shed for the budget is drained after the 503 ([`drain`]).
 async fn read_body<'a>(
     app: &'a App,
     path: &str,
+    version: Version,
     headers: &HeaderMap,
     body: Body,
 ) -> Result<(Bytes, Held<'a>), Box<Response>> {
@@ -190,7 +192,10 @@ async fn read_body<'a>(
     let budget = &app.requests.body_bytes;
     match tokio::time::timeout(timeout, collect(body, declared, |n| held.take(budget, n))).await {
         Ok(Ok(bytes)) => Ok((bytes, held)),
-        Ok(Err(BodyError::OverBudget)) => {
+        Ok(Err(BodyError::OverBudget { rest, read })) => {
+            if version < Version::HTTP_2 {
+                drain(rest, read, timeout);
+            }
             tracing::warn!(
                 path,
                 limit = app.requests.max_body_bytes,
@@ -226,9 +231,34 @@ async fn read_body<'a>(
 /// Why a body could not be read.
 enum BodyError {
     TooLarge,
-    /// The server-wide budget of buffered bytes is spent.
-    OverBudget,
+    /// The server-wide budget of buffered bytes is spent: what is still to come of the body, and how
+    /// many bytes of it were read.
+    OverBudget {
+        rest: BodyDataStream,
+        read: usize,
+    },
     Failed(String),
+}
+
+/// Reads and drops, in the background, what is still to come of an HTTP/1.1 body shed with a 503 — at
+/// most [`MAX_BODY_BYTES`] in all and for at most `within`. A connection closed while its client is
+/// still sending is reset, and the reset loses the 503 the client was sent (Go's HTTP/1.1 transport,
+/// kube-apiserver's, and hyper's alike see a broken connection instead); read to its end, the body
+/// leaves the connection clean, even reusable. Nothing is buffered. h2 needs none of this: the stream
+/// is ended with `RST_STREAM(NO_ERROR)` after the answer, which tells the client to stop sending and
+/// keep the answer (RFC 9113, 8.1).
+fn drain(mut rest: BodyDataStream, mut read: usize, within: Duration) {
+    tokio::spawn(async move {
+        let to_the_end = async {
+            while let Some(Ok(chunk)) = rest.next().await {
+                read += chunk.len();
+                if read > MAX_BODY_BYTES {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(within, to_the_end).await;
+    });
 }
 
 /// The whole body, at most [`MAX_BODY_BYTES`]; `take(n)` reserves each chunk's bytes as it arrives.
@@ -246,7 +276,8 @@ async fn collect(
             return Err(BodyError::TooLarge);
         }
         if !take(chunk.len()) {
-            return Err(BodyError::OverBudget);
+            let read = buffer.len() + chunk.len();
+            return Err(BodyError::OverBudget { rest: stream, read });
         }
         buffer.extend_from_slice(&chunk);
     }
@@ -300,14 +331,20 @@ fn take_slot<'a>(app: &'a App, path: &str) -> Result<tokio::sync::SemaphorePermi
     })
 }
 
-async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body) -> Response {
+async fn review(
+    app: Arc<App>,
+    webhook: Webhook,
+    version: Version,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     // No per-review span: its field bookkeeping ran on every review though few reviews log anything.
     // The log lines carry the fields themselves.
     let _slot = match take_slot(&app, webhook.path()) {
         Ok(slot) => slot,
         Err(response) => return *response,
     };
-    let (body, _held) = match read_body(&app, webhook.path(), &headers, body).await {
+    let (body, _held) = match read_body(&app, webhook.path(), version, &headers, body).await {
         Ok(read) => read,
         Err(response) => return *response,
     };
@@ -382,12 +419,12 @@ async fn review(app: Arc<App>, webhook: Webhook, headers: HeaderMap, body: Body)
     Json(answer.review).into_response()
 }
 
-async fn convert(State(app): State<Arc<App>>, headers: HeaderMap, body: Body) -> Response {
+async fn convert(State(app): State<Arc<App>>, version: Version, headers: HeaderMap, body: Body) -> Response {
     let _slot = match take_slot(&app, "/convert") {
         Ok(slot) => slot,
         Err(response) => return *response,
     };
-    let (body, _held) = match read_body(&app, "/convert", &headers, body).await {
+    let (body, _held) = match read_body(&app, "/convert", version, &headers, body).await {
         Ok(read) => read,
         Err(response) => return *response,
     };

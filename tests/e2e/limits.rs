@@ -475,6 +475,80 @@ async fn bodies_over_the_buffered_bytes_budget_are_shed_with_503() {
     assert_eq!(status, 200, "{body}");
 }
 
+/// Reads one HTTP/1.1 answer (head and `content-length` body) off `stream`; what arrived if the
+/// connection ends or breaks first, or 5 s pass.
+async fn read_answer(stream: &mut TlsStream<tokio::net::TcpStream>) -> String {
+    let mut out = Vec::new();
+    let complete = |out: &[u8]| {
+        let text = String::from_utf8_lossy(out);
+        let Some(end) = text.find("\r\n\r\n") else {
+            return false;
+        };
+        let length = text[..end]
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")?
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            .unwrap_or(0);
+        out.len() >= end + 4 + length
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut chunk = [0u8; 16 << 10];
+        while !complete(&out) {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&chunk[..n]),
+            }
+        }
+    })
+    .await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A client still sending its body when the 503 comes (kube-apiserver's HTTP/1.1 transport writes the
+/// whole body before it looks at an answer) is not cut off: the server reads the rest, so the client's
+/// writes succeed, it reads the 503, and the connection serves its next review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shed_client_still_sending_gets_its_503_and_keeps_its_connection() {
+    let server = Server::start(&["--max-buffered-body-bytes", "1048576"], 1024).await;
+    let mut stalled = server.connect().await;
+    stalled.write_all(head(4 << 20).as_bytes()).await.unwrap();
+    stalled.write_all(&vec![b' '; 900 << 10]).await.unwrap();
+    stalled.flush().await.unwrap();
+    eventually("900 KiB buffered", Duration::from_secs(5), || async {
+        server.metric("kruise_webhook_buffered_body_bytes").await >= (900 << 10) as f64
+    })
+    .await;
+    // 400 KiB declared; 200 KiB sent, over what is left of the budget: the 503 comes mid-body.
+    let review = common::review("delete-namespace-shop.json");
+    let mut padded = review.clone();
+    padded.resize(400 << 10, b' ');
+    let mut shed = server.connect().await;
+    shed.write_all(head(padded.len()).as_bytes()).await.unwrap();
+    shed.write_all(&padded[..200 << 10]).await.unwrap();
+    shed.flush().await.unwrap();
+    let answer = read_answer(&mut shed).await;
+    assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
+    assert!(answer.contains("\"reason\":\"ServiceUnavailable\""), "{answer}");
+    // A slow client sends the rest later; the connection was not closed under it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    shed.write_all(&padded[200 << 10..]).await.unwrap();
+    shed.flush().await.unwrap();
+    shed.write_all(head(review.len()).as_bytes()).await.unwrap();
+    shed.write_all(&review).await.unwrap();
+    shed.flush().await.unwrap();
+    let answer = read_answer(&mut shed).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 200 "),
+        "the next review on the connection: {answer:?}"
+    );
+    drop(stalled);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h2_only_clients_are_served_past_the_stream_limit_on_one_connection() {
     let server = Server::start(&[], 1024).await;

@@ -26,6 +26,7 @@ mod limits;
 mod manifests;
 mod playground_advancedcronjob;
 mod playground_annotations;
+mod playground_apiserver_restart;
 mod playground_broadcastjob;
 mod playground_ca_rotation;
 mod playground_cloneset;

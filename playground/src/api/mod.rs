@@ -48,6 +48,8 @@ pub struct Api {
     pub webhook_address: Option<std::net::SocketAddr>,
     /// What the built-in controllers read as now (the system clock unless `--clock manual`).
     pub clock: crate::clock::Clock,
+    /// Restart requests (test hook, `restart` module), carried out by the serving loop.
+    pub restarts: crate::restart::Restarts,
 }
 
 impl std::fmt::Debug for Api {
@@ -78,6 +80,7 @@ impl Api {
             refusals: Default::default(),
             webhook_address: None,
             clock: crate::clock::Clock::system(),
+            restarts: Default::default(),
         };
         let ns_key = ResKey::new("", "namespaces");
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {

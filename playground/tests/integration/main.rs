@@ -18,5 +18,6 @@ mod kubectl_controllers;
 mod kubectl_create;
 mod kubectl_debug;
 mod kubectl_fidelity;
+mod restart;
 mod speed;
 mod webhooks;

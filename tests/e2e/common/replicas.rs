@@ -58,6 +58,11 @@ impl Replica {
             .sum::<f64>() as u64
     }
 
+    /// The process has not exited.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// SIGKILL, and reaped.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
