@@ -51,6 +51,21 @@ pub fn env_reads(env: &[EnvVar], field: MetaField, key: &str) -> bool {
     env.iter().any(|e| reads_metadata(e) == Some((field, key)))
 }
 
+/// The template annotation `kubectl kruise rollout restart` sets (as `kubectl rollout restart` does on
+/// a Deployment): every container reads it, so a change restarts them all.
+pub const RESTARTED_AT_KEY: &str = "kubectl.kubernetes.io/restartedAt";
+
+/// Does a change of `field['key']` restart a container whose env is `env`: its env reads the key, or
+/// the key is [`RESTARTED_AT_KEY`]. The one rule of the planners, the agent and the completion check.
+pub fn key_restarts(env: &[EnvVar], field: MetaField, key: &str) -> bool {
+    (field == MetaField::Annotations && key == RESTARTED_AT_KEY) || env_reads(env, field, key)
+}
+
+/// The pod's [`RESTARTED_AT_KEY`] annotation, if set.
+pub fn restarted_at(annotations: Option<&BTreeMap<String, String>>) -> Option<&str> {
+    annotations?.get(RESTARTED_AT_KEY).map(String::as_str)
+}
+
 /// The expected hash: the counted entries resolved from the pod's labels and annotations (a missing
 /// key resolves to "", as kubelet does).
 pub fn expected_hash(
@@ -140,6 +155,17 @@ pub struct RuntimeContainerMeta {
     /// Its hashes.
     #[serde(default)]
     pub hashes: RuntimeContainerHashes,
+    /// The pod's [`RESTARTED_AT_KEY`] when the agent first recorded this container (a kruise-rs
+    /// addition; OpenKruise ignores it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarted_at: Option<String>,
+}
+
+impl RuntimeContainerMeta {
+    /// This container was started for the pod's current [`RESTARTED_AT_KEY`] (or the pod has none).
+    pub fn restarted_for(&self, annotations: Option<&BTreeMap<String, String>>) -> bool {
+        restarted_at(annotations).is_none_or(|now| self.restarted_at.as_deref() == Some(now))
+    }
 }
 
 /// The hashes of one runtime container.

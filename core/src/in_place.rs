@@ -164,8 +164,9 @@ fn with_tag(image: &str) -> String {
 
 /// Every spec container has a status, and the node agent's entry for it
 /// (`apps.kruise.io/runtime-containers-meta`) names the same containerID with the env hash the pod's
-/// current labels and annotations give: the containers restarted with the new values
-/// (docs/env-from-metadata.md). False without the annotation.
+/// current labels and annotations give and, when the pod has `kubectl.kubernetes.io/restartedAt`, that
+/// value recorded: the containers restarted with the new values (docs/env-from-metadata.md). False
+/// without the annotation.
 pub fn env_completed(pod: &PodRecord) -> bool {
     let Some(meta) = RuntimeContainerMetaSet::of(pod.metadata.annotations.as_ref()) else {
         return false;
@@ -186,6 +187,7 @@ pub fn env_completed(pod: &PodRecord) -> bool {
         );
         status.container_id.as_deref() == Some(entry.container_id.as_str())
             && entry.hashes.extracted_env_from_metadata_hash == expected
+            && entry.restarted_for(pod.metadata.annotations.as_ref())
     })
 }
 

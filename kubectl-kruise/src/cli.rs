@@ -186,7 +186,8 @@ pub enum Rollout {
     /// Let a Kruise Rollout waiting at a paused step go on (`StepPaused` → `StepReady`).
     #[command(after_help = "Examples:\n  kubectl kruise rollout approve rollout/rollout-demo -n ns-demo")]
     Approve(TargetArgs),
-    /// Restart every pod (recreates them: sets RESTARTED_AT in the template's containers).
+    /// Restart every pod (sets the template annotation kubectl.kubernetes.io/restartedAt: containers
+    /// restart in place where the node agent serves the pods, the others are recreated).
     #[command(
         after_help = "Examples:\n  kubectl kruise rollout restart cloneset/web\n  kubectl kruise rollout restart cloneset/web cloneset/api"
     )]

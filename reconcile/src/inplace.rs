@@ -44,11 +44,13 @@ pub use kruise_core::names::CONTAINER_BARRIER_ENV as BARRIER_ENV;
 pub enum NotInPlace {
     /// Something other than container images and template labels/annotations changed.
     SpecChanged,
-    /// A changed label/annotation feeds a container env (`valueFrom.fieldRef`). Kubelet only resolves
-    /// such env at container start, so the container must restart: in place when the node agent serves
-    /// the pod ([`for_pod`] gives `spec` then), else the pod is recreated.
+    /// A changed label/annotation feeds a container env (`valueFrom.fieldRef`), or is
+    /// `kubectl.kubernetes.io/restartedAt`, which every container reads
+    /// ([`containermeta::key_restarts`]). Kubelet only resolves such env at container start, so the
+    /// container must restart: in place when the node agent serves the pod ([`for_pod`] gives `spec`
+    /// then), else the pod is recreated.
     EnvFromMetadata {
-        /// The containers whose env reads a changed key.
+        /// The containers that read a changed key.
         containers: Vec<String>,
         /// The in-place update that restarts them (`updateEnvFromMetadata`).
         spec: Box<UpdateSpec>,
@@ -132,7 +134,7 @@ pub fn calculate_spec(
             }
             let mut read = false;
             for c in &new_spec.containers {
-                if !containermeta::env_reads(c.env.as_deref().unwrap_or_default(), kind, k) {
+                if !containermeta::key_restarts(c.env.as_deref().unwrap_or_default(), kind, k) {
                     continue;
                 }
                 read = true;

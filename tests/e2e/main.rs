@@ -46,6 +46,7 @@ mod playground_nodeimage;
 mod playground_persistentpodstate;
 mod playground_probe;
 mod playground_resource_distribution;
+mod playground_restart;
 mod playground_sidecarset;
 mod playground_sidecarset_audit;
 mod playground_sidecarset_holds;

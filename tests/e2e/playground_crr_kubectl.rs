@@ -28,7 +28,7 @@ fn plugin_dir() -> PathBuf {
 }
 
 /// `kubectl kruise ARGS` with the plugin first on PATH: (success, stdout, stderr).
-fn kruise(k: &Path, args: &[&str]) -> (bool, String, String) {
+pub(crate) fn kruise(k: &Path, args: &[&str]) -> (bool, String, String) {
     let path = format!(
         "{}:{}",
         plugin_dir().display(),

@@ -28,12 +28,12 @@ fn cloneset(image: &str, value: &str) -> Value {
                     {"name": "sidecar", "image": image}]}}}})
 }
 
-fn run(k: &Path, args: &[&str], input: Option<&str>) {
+pub(crate) fn run(k: &Path, args: &[&str], input: Option<&str>) {
     let (ok, _, err) = kubectl(k, args, input);
     assert!(ok, "kubectl {args:?}: {err}");
 }
 
-fn status_of<'a>(pod: &'a Value, container: &str) -> &'a Value {
+pub(crate) fn status_of<'a>(pod: &'a Value, container: &str) -> &'a Value {
     pod["status"]["containerStatuses"]
         .as_array()
         .and_then(|s| s.iter().find(|c| c["name"] == container))
@@ -54,7 +54,7 @@ fn the_pod(k: &Path, what: &str, seconds: u64, check: impl Fn(&Value) -> bool) -
 }
 
 /// The note of an event with `reason` about object `name` (core or events.k8s.io events).
-fn event(k: &Path, reason: &str, name: &str) -> Option<String> {
+pub(crate) fn event(k: &Path, reason: &str, name: &str) -> Option<String> {
     let list = get(k, &["events", "-A"])?;
     list["items"].as_array()?.iter().find_map(|e| {
         let about = e["involvedObject"]["name"]

@@ -99,6 +99,7 @@ fn runtime_meta_is_compact_json_in_field_order() {
                     plain_hash: 123,
                     extracted_env_from_metadata_hash: 456,
                 },
+                restarted_at: None,
             },
             RuntimeContainerMeta {
                 name: "side".into(),
@@ -108,6 +109,7 @@ fn runtime_meta_is_compact_json_in_field_order() {
                     plain_hash: 7,
                     extracted_env_from_metadata_hash: 0,
                 },
+                restarted_at: None,
             },
         ],
     };
@@ -122,4 +124,56 @@ fn runtime_meta_is_compact_json_in_field_order() {
         RuntimeContainerMetaSet::of(Some(&map(&[(RUNTIME_CONTAINERS_META_KEY, "{")]))),
         None
     );
+}
+
+#[test]
+fn restarted_at_restarts_every_container_and_other_keys_only_their_readers() {
+    let env = [from("A", "metadata.annotations['k']")];
+    let rows = [
+        (&env[..], MetaField::Annotations, "k", true, "read by env"),
+        (&env[..], MetaField::Annotations, "other", false, "read by nobody"),
+        (&env[..], MetaField::Labels, "k", false, "a label of that name"),
+        (
+            &[][..],
+            MetaField::Annotations,
+            RESTARTED_AT_KEY,
+            true,
+            "restartedAt, no env",
+        ),
+        (
+            &[][..],
+            MetaField::Labels,
+            RESTARTED_AT_KEY,
+            false,
+            "a label named so",
+        ),
+    ];
+    for (env, field, key, want, name) in rows {
+        assert_eq!(key_restarts(env, field, key), want, "{name}");
+    }
+}
+
+#[test]
+fn an_entry_is_restarted_for_the_pods_current_restarted_at() {
+    let entry = |at: Option<&str>| RuntimeContainerMeta {
+        name: "app".into(),
+        restarted_at: at.map(Into::into),
+        ..Default::default()
+    };
+    let at = |v: &str| map(&[(RESTARTED_AT_KEY, v)]);
+    assert!(
+        entry(None).restarted_for(None),
+        "no annotation: nothing to wait for"
+    );
+    assert!(entry(Some("t1")).restarted_for(Some(&map(&[]))));
+    assert!(entry(Some("t1")).restarted_for(Some(&at("t1"))));
+    assert!(!entry(Some("t1")).restarted_for(Some(&at("t2"))));
+    assert!(!entry(None).restarted_for(Some(&at("t1"))));
+    let text = RuntimeContainerMetaSet {
+        containers: vec![entry(Some("t1"))],
+    }
+    .to_json();
+    assert!(text.contains(r#""restartedAt":"t1""#), "{text}");
+    let read = RuntimeContainerMetaSet::of(Some(&map(&[(RUNTIME_CONTAINERS_META_KEY, text.as_str())])));
+    assert_eq!(read.unwrap().containers[0].restarted_at.as_deref(), Some("t1"));
 }

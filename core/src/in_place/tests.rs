@@ -154,6 +154,7 @@ fn env_from_metadata_completes_only_with_the_new_hash_for_the_current_container(
                     plain_hash: 1,
                     extracted_env_from_metadata_hash: expected_hash(&env, None, Some(&annotations)),
                 },
+                restarted_at: None,
             }],
         };
         pod(
@@ -180,6 +181,79 @@ fn env_from_metadata_completes_only_with_the_new_hash_for_the_current_container(
     ];
     for (id, version, want, name) in rows {
         let p = with_report(id, version);
+        assert_eq!(env_completed(&p), want, "{name}");
+        assert_eq!(update_completed(&p), want, "{name}");
+    }
+}
+
+#[test]
+fn a_restart_completes_only_when_every_container_recorded_the_current_restarted_at() {
+    use crate::containermeta::RESTARTED_AT_KEY;
+    let updating = r#"{"revision":"r","updateEnvFromMetadata":true,"lastContainerStatuses":{}}"#;
+    let env = pod(json!({}), "app:1", "app:1", "id1").spec.unwrap().containers[0]
+        .env
+        .clone()
+        .unwrap();
+    let annotations = [("version".to_string(), "2".to_string())].into();
+    let with_report = |container_id: &str, recorded: Option<&str>, pod_at: Option<&str>| {
+        let report = RuntimeContainerMetaSet {
+            containers: vec![RuntimeContainerMeta {
+                name: "app".into(),
+                container_id: container_id.into(),
+                restart_count: 1,
+                hashes: RuntimeContainerHashes {
+                    plain_hash: 1,
+                    extracted_env_from_metadata_hash: expected_hash(&env, None, Some(&annotations)),
+                },
+                restarted_at: recorded.map(Into::into),
+            }],
+        };
+        let mut a = json!({IN_PLACE_UPDATE_STATE_KEY: updating, "version": "2",
+            RUNTIME_CONTAINERS_META_KEY: report.to_json()});
+        if let Some(at) = pod_at {
+            a[RESTARTED_AT_KEY] = json!(at);
+        }
+        pod(a, "app:1", "app:1", "id1")
+    };
+    let rows = [
+        (
+            "containerd://new",
+            Some("t1"),
+            Some("t2"),
+            false,
+            "started under the old value",
+        ),
+        (
+            "containerd://new",
+            None,
+            Some("t2"),
+            false,
+            "recorded without a value",
+        ),
+        (
+            "containerd://old",
+            Some("t2"),
+            Some("t2"),
+            false,
+            "a report about another container",
+        ),
+        (
+            "containerd://new",
+            Some("t2"),
+            Some("t2"),
+            true,
+            "restarted for the new value",
+        ),
+        (
+            "containerd://new",
+            Some("t1"),
+            None,
+            true,
+            "the pod has no restartedAt",
+        ),
+    ];
+    for (id, recorded, at, want, name) in rows {
+        let p = with_report(id, recorded, at);
         assert_eq!(env_completed(&p), want, "{name}");
         assert_eq!(update_completed(&p), want, "{name}");
     }

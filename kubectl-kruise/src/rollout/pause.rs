@@ -1,5 +1,6 @@
 //! `rollout pause|resume|restart` (a Kruise Rollout pauses by `spec.strategy.paused`).
 
+use kruise_core::containermeta::RESTARTED_AT_KEY;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -106,26 +107,15 @@ pub(crate) fn gather(errors: Vec<String>) -> Result<(), Error> {
     }
 }
 
-/// The JSON patch that sets `RESTARTED_AT=<now>` in every container of the template (kruise-tools'
-/// restart: an env change recreates the pods, since env cannot change in place).
-pub fn restart_patch(object: &Value, now: &str) -> Result<Value, String> {
-    let containers = object
-        .pointer("/spec/template/spec/containers")
-        .and_then(Value::as_array)
-        .ok_or("the pod template has no containers")?;
-    let mut ops = vec![json!({"op": "test", "path": "/spec/template/spec/containers",
-                              "value": containers})];
-    for (i, c) in containers.iter().enumerate() {
-        let entry = json!({"name": "RESTARTED_AT", "value": now});
-        match c.get("env").and_then(Value::as_array) {
-            None => ops.push(json!({"op": "add", "path": format!("/spec/template/spec/containers/{i}/env"), "value": [entry]})),
-            Some(env) => match env.iter().position(|e| e.get("name") == Some(&json!("RESTARTED_AT"))) {
-                Some(j) => ops.push(json!({"op": "replace", "path": format!("/spec/template/spec/containers/{i}/env/{j}"), "value": entry})),
-                None => ops.push(json!({"op": "add", "path": format!("/spec/template/spec/containers/{i}/env/-"), "value": entry})),
-            },
-        }
-    }
-    Ok(Value::Array(ops))
+/// The merge patch that sets the template annotation `kubectl.kubernetes.io/restartedAt=<now>`, as
+/// `kubectl rollout restart` does on a Deployment (kruise-tools sets env `RESTARTED_AT` instead, which
+/// recreates every pod). Every container reads the annotation: the controllers restart them in place
+/// where the node agent serves the pod and recreate the pod elsewhere (docs/env-from-metadata.md).
+pub fn restart_patch(now: &str) -> Value {
+    nested(
+        &["spec", "template", "metadata", "annotations"],
+        json!({ RESTARTED_AT_KEY: now }),
+    )
 }
 
 /// `rollout restart` of every target (kruise-tools restarts only the first).
@@ -149,17 +139,16 @@ pub async fn restart(session: &Session, targets: &[Target]) -> Result<(), Error>
             continue;
         }
         let api = session.api(target.ty.resource()?);
-        let result = async {
-            let object = serde_json::to_value(api.get(&target.name).await?)?;
-            let patch = restart_patch(&object, &now).map_err(Error::Failed)?;
-            let patch: json_patch::Patch = serde_json::from_value(patch)?;
-            api.patch(&target.name, &PatchParams::default(), &Patch::<()>::Json(patch))
-                .await?;
-            Ok::<(), Error>(())
-        };
-        match result.await {
-            Ok(()) => println!("{} restarted", target.display()),
-            Err(e) => errors.push(e.to_string()),
+        let result = api
+            .patch(
+                &target.name,
+                &PatchParams::default(),
+                &Patch::Merge(restart_patch(&now)),
+            )
+            .await;
+        match result {
+            Ok(_) => println!("{} restarted", target.display()),
+            Err(e) => errors.push(Error::from(e).to_string()),
         }
     }
     gather(errors)
@@ -196,25 +185,25 @@ mod tests {
     }
 
     #[test]
-    fn restart_sets_restarted_at_in_every_container() {
-        let object = json!({"spec": {"template": {"spec": {"containers": [
-            {"name": "a"},
-            {"name": "b", "env": [{"name": "X", "value": "1"}, {"name": "RESTARTED_AT", "value": "old"}]},
-            {"name": "c", "env": [{"name": "X", "value": "1"}]},
-        ]}}}});
-        let patch: json_patch::Patch =
-            serde_json::from_value(restart_patch(&object, "2026-11-29T04:00:00Z").unwrap()).unwrap();
-        let mut after = object.clone();
-        json_patch::patch(&mut after, &patch).unwrap();
-        let env = |i: usize| after["spec"]["template"]["spec"]["containers"][i]["env"].clone();
+    fn restart_sets_the_restarted_at_template_annotation() {
+        let mut object = json!({"spec": {"template": {
+            "metadata": {"labels": {"app": "web"},
+                "annotations": {"a": "1", RESTARTED_AT_KEY: "2026-11-29T04:00:00Z"}},
+            "spec": {"containers": [{"name": "a", "env": [{"name": "X", "value": "1"}]}]}}}});
+        let before = object.clone();
+        json_patch::merge(&mut object, &restart_patch("2026-11-30T05:00:00Z"));
+        let template = &object["spec"]["template"];
         assert_eq!(
-            env(0),
-            json!([{"name": "RESTARTED_AT", "value": "2026-11-29T04:00:00Z"}])
+            template["metadata"]["annotations"],
+            json!({"a": "1", "kubectl.kubernetes.io/restartedAt": "2026-11-30T05:00:00Z"})
         );
         assert_eq!(
-            env(1)[1],
-            json!({"name": "RESTARTED_AT", "value": "2026-11-29T04:00:00Z"})
+            template["metadata"]["labels"],
+            before["spec"]["template"]["metadata"]["labels"]
         );
-        assert_eq!(env(2).as_array().unwrap().len(), 2);
+        assert_eq!(
+            template["spec"], before["spec"]["template"]["spec"],
+            "no env is added: the containers restart in place where they can"
+        );
     }
 }

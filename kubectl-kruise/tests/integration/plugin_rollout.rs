@@ -147,18 +147,42 @@ fn status_waits_for_an_in_place_update_then_history_undo_pause_resume_restart() 
         "error: clonesets.apps.kruise.io \"web\" is not paused\n"
     );
 
-    // restart: RESTARTED_AT in every container; the pods are recreated.
+    // restart: the template annotation kubectl.kubernetes.io/restartedAt, no env; no node agent
+    // serves these pods, so they cannot restart in place and are recreated.
+    let uids = || {
+        c.ok(&[
+            "get",
+            "pods",
+            "-l",
+            "app=web",
+            "-o",
+            "jsonpath={.items[*].metadata.uid}",
+        ])
+    };
+    let before = uids();
     assert_eq!(
         c.ok(&["kruise", "rollout", "restart", "cloneset/web"]),
         "cloneset.apps.kruise.io/web restarted\n"
     );
-    let env = c.jsonpath("cloneset/web", "{.spec.template.spec.containers[0].env[0].name}");
-    assert_eq!(env, "RESTARTED_AT");
+    let at = c.jsonpath(
+        "cloneset/web",
+        "{.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}",
+    );
+    assert!(at.ends_with('Z') && at.len() == 20, "an RFC 3339 time: {at:?}");
+    assert_eq!(
+        c.jsonpath("cloneset/web", "{.spec.template.spec.containers[0].env}"),
+        "",
+        "no env"
+    );
     let out = c.run(
         &["kruise", "rollout", "status", "cloneset/web", "--timeout", "60s"],
         None,
     );
     assert_eq!(out.code, 0, "{out:?}");
+    wait_for("every pod to be recreated", || {
+        let after = uids();
+        after.split(' ').count() == 3 && after.split(' ').all(|u| !before.contains(u))
+    });
     // -d: the CloneSet named, and its updated pods by readiness.
     let detail = c.ok(&[
         "kruise",
@@ -312,9 +336,16 @@ spec:
         c.ok(&["kruise", "rollout", "restart", "asts/db"]),
         "statefulset.apps.kruise.io/db restarted\n"
     );
+    assert!(
+        !c.jsonpath(
+            "asts/db",
+            "{.spec.template.metadata.annotations.kubectl\\.kubernetes\\.io/restartedAt}"
+        )
+        .is_empty()
+    );
     assert_eq!(
-        c.jsonpath("asts/db", "{.spec.template.spec.containers[0].env[0].name}"),
-        "RESTARTED_AT"
+        c.jsonpath("asts/db", "{.spec.template.spec.containers[0].env}"),
+        ""
     );
     // `statefulset` alone is the built-in kind, handed to kubectl.
     let native = c.run(&["kruise", "rollout", "history", "statefulset/db"], None);

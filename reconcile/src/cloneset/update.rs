@@ -335,8 +335,9 @@ fn recreate_notice(why: &NotInPlace, pod: &str, policy: &CloneSetPodUpdateStrate
         ) => Some(Action::normal(
             "RecreateForEnvFromMetadata",
             format!(
-                "pod {pod}: containers {containers:?} read changed labels/annotations into env; \
-                     they need a restart and no node agent serves the pod, so the pod is recreated"
+                "pod {pod}: containers {containers:?} read changed labels/annotations into env \
+                     (or are restarted by kubectl.kubernetes.io/restartedAt); they need a restart and \
+                     no node agent serves the pod, so the pod is recreated"
             ),
         )),
         _ => None,

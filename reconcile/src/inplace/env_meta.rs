@@ -30,3 +30,6 @@ pub fn for_pod<'s>(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod restarted_at_tests;

@@ -74,7 +74,8 @@ fn spec_containers(pod: &Pod) -> &[Container] {
 
 /// Should a change from `old` to `new` sync the pod (OpenKruise's event filter): a watched pod, not
 /// deleting, with container statuses, whose container count changed, whose containers differ from
-/// the report, or whose expected env hashes differ from the report or from `old`'s.
+/// the report, or (with the gate) whose expected env hashes or `kubectl.kubernetes.io/restartedAt`
+/// differ from the report or from `old`'s.
 pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
     if !watched(new) || new.metadata.deletion_timestamp.is_some() {
         return false;
@@ -90,6 +91,9 @@ pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
     if old.is_some_and(|o| spec_containers(o).len() != spec_containers(new).len()) {
         return true;
     }
+    if gate && old.is_some_and(|o| restarted_at(o) != restarted_at(new)) {
+        return true;
+    }
     let meta = RuntimeContainerMetaSet::of(new.metadata.annotations.as_ref());
     for (i, s) in statuses.iter().enumerate() {
         if s.container_id.as_deref().unwrap_or_default().is_empty() {
@@ -103,7 +107,9 @@ pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
         }
         if gate && let Some(c) = spec_containers(new).get(i) {
             let hash = expected(new, c);
-            if hash != meta.containers[i].hashes.extracted_env_from_metadata_hash {
+            if hash != meta.containers[i].hashes.extracted_env_from_metadata_hash
+                || !meta.containers[i].restarted_for(new.metadata.annotations.as_ref())
+            {
                 return true;
             }
             if let Some(o) = old
@@ -120,8 +126,10 @@ pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
 
 /// The report for `pod` from its runtime containers (per status, in status order, those with a
 /// runtime container and a spec): an entry the old report has for the same containerID is kept;
-/// otherwise a fresh one with kubelet's hash copied. With the gate, a running container whose env hash
-/// is unknown gets it now when none of its env reads metadata, else it `needs_exec`.
+/// otherwise a fresh one with kubelet's hash and the pod's `kubectl.kubernetes.io/restartedAt` copied
+/// (as is that value into a kept entry without one, when no in-place update runs: it was written by an
+/// agent that did not record it). With the gate, a running container whose env hash is unknown gets it
+/// now when none of its env reads metadata, else it `needs_exec`.
 pub fn build(
     pod: &Pod,
     runtime: &str,
@@ -134,6 +142,8 @@ pub fn build(
         .as_ref()
         .and_then(|s| s.container_statuses.as_deref())
         .unwrap_or_default();
+    let now = restarted_at(pod).map(str::to_owned);
+    let updating = updating(pod);
     let mut out = Vec::with_capacity(statuses.len());
     for s in statuses {
         let Some(c) = cri.iter().find(|c| c.name == s.name) else {
@@ -154,7 +164,11 @@ pub fn build(
                     plain_hash: c.plain_hash,
                     extracted_env_from_metadata_hash: 0,
                 },
+                restarted_at: now.clone(),
             });
+        if meta.restarted_at.is_none() && !updating {
+            meta.restarted_at.clone_from(&now);
+        }
         let mut needs_exec = false;
         if gate && meta.hashes.extracted_env_from_metadata_hash == 0 && c.running {
             if env_of(spec)
@@ -183,27 +197,38 @@ pub fn current_hash(pod: &Pod, name: &str, env_output: &str) -> u64 {
         .map_or(0, |c| containermeta::current_hash(env_of(c), env_output))
 }
 
-/// The containers to restart: only while an in-place update runs (`InPlaceUpdateReady` False), those
-/// whose known env hash differs from what the pod's metadata gives now.
-pub fn restarts<'e>(pod: &Pod, entries: &'e [Entry]) -> Vec<&'e Entry> {
-    let updating = pod
-        .status
+/// An in-place update runs: condition `InPlaceUpdateReady` is False.
+fn updating(pod: &Pod) -> bool {
+    pod.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == IN_PLACE_UPDATE_READY))
-        .is_some_and(|c| c.status == "False");
-    if !updating {
+        .is_some_and(|c| c.status == "False")
+}
+
+/// The pod's `kubectl.kubernetes.io/restartedAt`.
+fn restarted_at(pod: &Pod) -> Option<&str> {
+    containermeta::restarted_at(pod.metadata.annotations.as_ref())
+}
+
+/// The containers to restart: only while an in-place update runs (`InPlaceUpdateReady` False), those
+/// whose known env hash differs from what the pod's metadata gives now, or that were started before
+/// the pod's current `kubectl.kubernetes.io/restartedAt`.
+pub fn restarts<'e>(pod: &Pod, entries: &'e [Entry]) -> Vec<&'e Entry> {
+    if !updating(pod) {
         return Vec::new();
     }
+    let annotations = pod.metadata.annotations.as_ref();
     entries
         .iter()
         .filter(|e| {
             let hash = e.meta.hashes.extracted_env_from_metadata_hash;
-            hash > 0
+            let stale_env = hash > 0
                 && spec_containers(pod)
                     .iter()
                     .find(|c| c.name == e.meta.name)
-                    .is_some_and(|c| expected(pod, c) != hash)
+                    .is_some_and(|c| expected(pod, c) != hash);
+            stale_env || !e.meta.restarted_for(annotations)
         })
         .collect()
 }

@@ -1,4 +1,5 @@
-//! Restarts of containers whose env, fed from pod metadata, is stale: each waits 3 s (doubling per
+//! Restarts of containers whose env, fed from pod metadata, is stale (or that started before the
+//! pod's `kubectl.kubernetes.io/restartedAt`): each waits 3 s (doubling per
 //! container up to 10 min when asked again), checks that the container still runs, and stops it as
 //! the ContainerRecreateRequest executor does — the preStop hook and grace restored from what kubelet
 //! wrote on the container — with event `Killing`. The kubelet starts it again with fresh env.
@@ -137,7 +138,7 @@ async fn restart(runtime: &Runtime, recorder: &Recorder, r: &Restart) {
         tracing::debug!(error = %e, "could not record event Killing");
     }
     tracing::info!(namespace = %r.namespace, pod = %r.pod, container = %r.container, id = %full_id,
-        "restarting the container for env fed from changed metadata");
+        "restarting the container for env fed from changed metadata or a rollout restart");
     let stop = hook::Stop {
         container: &r.container,
         grace: Duration::from_secs(grace.unsigned_abs()),

@@ -197,6 +197,7 @@ fn the_update_completes_only_when_the_agent_reports_the_new_hash_for_the_current
                     Some(&annotations(&[("version", version)])),
                 ),
             },
+            restarted_at: None,
         }],
     };
     let mut state = InPlaceUpdateState::new("r2", now());

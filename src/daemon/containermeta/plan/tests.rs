@@ -206,3 +206,102 @@ fn events_ask_for_a_sync_when_the_report_is_missing_or_stale() {
     ));
     assert!(!wanted(None, &deleting, true));
 }
+
+fn restart_at(mut p: Pod, at: &str) -> Pod {
+    p.metadata
+        .annotations
+        .get_or_insert_default()
+        .insert(containermeta::RESTARTED_AT_KEY.into(), at.into());
+    p
+}
+
+fn set_updating(p: &mut Pod, updating: bool) {
+    p.status.as_mut().unwrap().conditions.as_mut().unwrap()[0].status =
+        if updating { "False" } else { "True" }.into();
+}
+
+#[test]
+fn a_new_container_records_the_restarted_at_it_started_under() {
+    let p = restart_at(pod("a"), "t1");
+    let entries = build(&p, "containerd", &cri("a1"), None, true);
+    assert!(
+        entries
+            .iter()
+            .all(|e| e.meta.restarted_at.as_deref() == Some("t1"))
+    );
+    assert!(
+        report(&entries).to_json().contains(r#""restartedAt":"t1""#),
+        "{}",
+        report(&entries).to_json()
+    );
+    let plain = report(&build(&pod("a"), "containerd", &cri("a1"), None, true));
+    assert!(plain.containers.iter().all(|e| e.restarted_at.is_none()));
+    assert!(!plain.to_json().contains("restartedAt"), "omitted when unset");
+    // A new restartedAt keeps the entries of running containers; a new container gets the new one.
+    let mut p2 = restart_at(pod("a"), "t2");
+    set_updating(&mut p2, true);
+    let old = report(&entries);
+    let next = build(&p2, "containerd", &cri("a2"), Some(&old), true);
+    assert_eq!(next[0].meta.restarted_at.as_deref(), Some("t2"), "app restarted");
+    assert_eq!(next[1].meta, old.containers[1], "side kept its entry");
+    // An entry written without the field adopts the value only outside an in-place update.
+    let unrecorded = report(&build(&pod("a"), "containerd", &cri("a1"), None, true));
+    let kept = build(&p2, "containerd", &cri("a1"), Some(&unrecorded), true);
+    assert!(kept.iter().all(|e| e.meta.restarted_at.is_none()));
+    set_updating(&mut p2, false);
+    let adopted = build(&p2, "containerd", &cri("a1"), Some(&unrecorded), true);
+    assert!(
+        adopted
+            .iter()
+            .all(|e| e.meta.restarted_at.as_deref() == Some("t2"))
+    );
+}
+
+#[test]
+fn a_new_restarted_at_restarts_every_container_during_an_in_place_update_only() {
+    let before = restart_at(pod("a"), "t1");
+    let mut entries = build(&before, "containerd", &cri("a1"), None, true);
+    entries[0].meta.hashes.extracted_env_from_metadata_hash = value_hash("a");
+    let mut p = restart_at(pod("a"), "t2");
+    assert!(
+        restarts(&p, &entries).is_empty(),
+        "InPlaceUpdateReady True: nothing restarts"
+    );
+    set_updating(&mut p, true);
+    let names: Vec<&str> = restarts(&p, &entries)
+        .iter()
+        .map(|e| e.meta.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["app", "side"], "every container, env or not");
+    let mut same = restart_at(pod("a"), "t1");
+    set_updating(&mut same, true);
+    assert!(
+        restarts(&same, &entries).is_empty(),
+        "the value the containers started under: nothing to restart"
+    );
+    let mut first = pod("a");
+    set_updating(&mut first, true);
+    let unset = build(&pod("a"), "containerd", &cri("a1"), None, true);
+    assert!(
+        restarts(&restart_at(first, "t1"), &unset)
+            .iter()
+            .any(|e| e.meta.name == "side"),
+        "the first restart of containers recorded without a value"
+    );
+}
+
+#[test]
+fn a_restarted_at_change_asks_for_a_sync() {
+    let p = restart_at(pod("a"), "t1");
+    let mut r = report(&build(&p, "containerd", &cri("a1"), None, true));
+    r.containers[0].hashes.extracted_env_from_metadata_hash = value_hash("a");
+    let reported = with_report(p, &r);
+    assert!(!wanted(Some(&reported), &reported, true), "up to date");
+    let changed = restart_at(reported.clone(), "t2");
+    assert!(wanted(Some(&reported), &changed, true), "a new restartedAt");
+    assert!(
+        wanted(None, &changed, true),
+        "the report names an older restartedAt"
+    );
+    assert!(!wanted(Some(&reported), &changed, false), "without the gate");
+}

@@ -32,6 +32,7 @@ fn meta(id: &str, value: &str) -> String {
                 plain_hash: 1,
                 extracted_env_from_metadata_hash: expected_hash(&env(), None, Some(&annotations)),
             },
+            restarted_at: None,
         }],
     }
     .to_json()
