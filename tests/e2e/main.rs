@@ -9,6 +9,7 @@ mod cluster_advanced_statefulset;
 mod cluster_certs;
 mod cluster_events;
 mod cluster_group_commit;
+mod cluster_owner_read;
 mod cluster_pub_race;
 mod cluster_refusals;
 mod common;
