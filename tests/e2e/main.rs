@@ -19,6 +19,7 @@ mod controllers_leader;
 mod controllers_pods;
 mod controllers_pub;
 mod controllers_statefulset;
+mod controllers_throttled;
 mod controllers_workload_spread;
 mod daemon;
 mod daemon_image_pull;

@@ -13,7 +13,7 @@ pub struct Denial {
     pub message: String,
     /// Set when the denial is only because the view lacks this object: the IO layer may read it from
     /// the API server and decide again (docs/pod-admission.md#owners-not-yet-in-the-cache).
-    pub missing: Option<MissingObject>,
+    pub missing: Option<Box<MissingObject>>,
 }
 
 impl Denial {
@@ -30,7 +30,7 @@ impl Denial {
     /// Marks the denial as caused by `object` missing from the view.
     #[must_use]
     pub fn for_missing(mut self, object: MissingObject) -> Self {
-        self.missing = Some(object);
+        self.missing = Some(Box::new(object));
         self
     }
 }
@@ -160,7 +160,7 @@ impl Decision {
 
     /// The object whose absence from the view alone caused the denial, if that is why it was denied.
     pub fn missing(&self) -> Option<&MissingObject> {
-        self.denial.as_ref()?.missing.as_ref()
+        self.denial.as_ref()?.missing.as_deref()
     }
 
     /// The AdmissionResponse for `request`. Validating webhooks never send a patch; a denial never
