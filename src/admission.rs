@@ -284,7 +284,8 @@ enum Retry {
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
 
-/// How long one admission may spend writing the statuses its decision depends on, conflicts included:
+/// How long one admission may spend writing the statuses its decision depends on, conflicts included
+/// (and reading the owners its decision needed that were not cached yet, `decide_reading`):
 /// well inside the webhook's 10 s timeout. The kube client retries a 429 or 503 itself (with backoff,
 /// honouring `Retry-After`); past this the review is refused with a 429 the caller can retry, and a
 /// write that lands later only holds a budget unit until the controller releases it.
