@@ -3,17 +3,18 @@
 //! [`Admission::answer`], so they give identical answers for the same review and state.
 
 use std::{
+    collections::HashSet,
     sync::{Arc, RwLock},
     time::{Duration, Instant},
 };
 
-use kruise_core::{MemoryView, StatusWrite};
+use kruise_core::{MemoryView, StatusWrite, view::Overlay};
 use kruise_webhooks::{
     AdmissionRequest, Decision, Review, ReviewError, ReviewResponse, Settings, Webhook, width,
 };
 
 use crate::cluster::{
-    ClusterCache,
+    ClusterCache, ReadError,
     status_writes::{WriteError, write_status},
 };
 
@@ -162,8 +163,9 @@ impl Admission {
     ) -> Decision {
         let mut conflicted = None;
         let deadline = tokio::time::Instant::now() + WRITE_DEADLINE;
+        let mut read = None;
         for _ in 0..MAX_WRITE_ATTEMPTS {
-            let decision = webhook.handle_mut(request, cache, &self.settings);
+            let decision = decide_reading(cache, &mut read, deadline, webhook, request, &self.settings).await;
             if decision.writes.is_empty() || request.is_dry_run() || !decision.allowed() {
                 return decision;
             }
@@ -210,6 +212,67 @@ impl Admission {
     }
 }
 
+/// Decides `request` over the cache; while the decision says it was denied only for an object the
+/// cache does not have yet (an owner created a moment ago, [`Decision::missing`]), reads that object
+/// from the API server once — within `deadline`, no retry of our own — and decides again over the
+/// cache with the objects read laid under it ([`Overlay`]). `read` keeps them for the caller's later
+/// re-decisions (after a write conflict), and is dropped with the review: nothing read here enters
+/// the cache. A 404 keeps the decision (the owner does not exist: OpenKruise's 500); another failure
+/// refuses with what went wrong (429 when the API server is throttling or slow, else 500).
+async fn decide_reading(
+    cache: &ClusterCache,
+    read: &mut Option<MemoryView>,
+    deadline: tokio::time::Instant,
+    webhook: Webhook,
+    request: &mut AdmissionRequest,
+    settings: &Settings,
+) -> Decision {
+    let mut tried = HashSet::new();
+    loop {
+        let decision = match read {
+            None => webhook.handle_mut(request, cache, settings),
+            Some(read) => webhook.handle_mut(request, &Overlay::new(cache, read), settings),
+        };
+        let Some(missing) = decision.missing().cloned() else {
+            return decision;
+        };
+        if tried.len() >= MAX_OBJECTS_READ || !tried.insert(missing.clone()) {
+            return decision;
+        }
+        let get = cache.read(&missing.group, &missing.kind, &missing.namespace, &missing.name);
+        match tokio::time::timeout_at(deadline, get).await {
+            Ok(Ok(Some(object))) => {
+                if let Err(e) = read.get_or_insert_default().add(object) {
+                    let message = format!("cannot use {missing} as read from the API server: {e}");
+                    return Decision::deny(500, "InternalError", message);
+                }
+                tracing::debug!(object = %missing, "not yet in the cache; read from the API server");
+            }
+            Ok(Ok(None)) => return decision,
+            Ok(Err(ReadError::Api(e))) if matches!(&*e, kube::Error::Api(s) if s.code == 429 || s.code == 503) =>
+            {
+                let message = format!("{missing} is not in the cache yet and cannot be read: {e}; retry");
+                return Decision::deny(429, "TooManyRequests", message);
+            }
+            Ok(Err(e)) => {
+                let message = format!("{missing} is not in the cache yet and cannot be read: {e}");
+                return Decision::deny(500, "InternalError", message);
+            }
+            Err(_) => {
+                let message = format!(
+                    "{missing} is not in the cache yet and was not read within {} s: the API server is slow or throttling; retry",
+                    WRITE_DEADLINE.as_secs()
+                );
+                return Decision::deny(429, "TooManyRequests", message);
+            }
+        }
+    }
+}
+
+/// How many distinct objects one review may read from the API server (an owner chain is at most a
+/// few long; the WorkloadSpread walk stops at 8).
+const MAX_OBJECTS_READ: usize = 8;
+
 /// Why a decision's writes were not all stored.
 enum Retry {
     /// Decide again: the object changed (the cache has been refreshed) or a delta no longer holds.
@@ -221,7 +284,8 @@ enum Retry {
 /// How often a decision is re-made after a status write conflict.
 pub const MAX_WRITE_ATTEMPTS: usize = 10;
 
-/// How long one admission may spend writing the statuses its decision depends on, conflicts included:
+/// How long one admission may spend writing the statuses its decision depends on, conflicts included
+/// (and reading the owners its decision needed that were not cached yet, `decide_reading`):
 /// well inside the webhook's 10 s timeout. The kube client retries a 429 or 503 itself (with backoff,
 /// honouring `Retry-After`); past this the review is refused with a 429 the caller can retry, and a
 /// write that lands later only holds a budget unit until the controller releases it.

@@ -9,6 +9,6 @@ mod reflector;
 pub mod status_writes;
 
 pub use ca_bundle::CaBundlePublisher;
-pub use caches::ClusterCache;
+pub use caches::{ClusterCache, ReadError};
 pub use cert_secret::{CertSecret, SecretError};
 pub use leader::LeaderElector;

@@ -111,6 +111,9 @@ pub struct Tuning {
     pub node_image_creation_delay: std::time::Duration,
     /// Where ImagePullJobs' pull secrets are copied for the node agents (`--daemon-config-namespace`).
     pub daemon_config_namespace: String,
+    /// How long one status write of the control loop may take, the kube client's own retries of a
+    /// 429 or 503 included ([`control_loop::STATUS_WRITE_BOUND`] by default).
+    pub status_write_bound: std::time::Duration,
 }
 
 /// The namespace the node agents read pull secrets in: `kruise-daemon`, theirs (OpenKruise:
@@ -122,6 +125,7 @@ impl Default for Tuning {
         Tuning {
             node_image_creation_delay: kruise_reconcile::node_image::DEFAULT_CREATION_DELAY,
             daemon_config_namespace: DEFAULT_DAEMON_CONFIG_NAMESPACE.into(),
+            status_write_bound: control_loop::STATUS_WRITE_BOUND,
         }
     }
 }
@@ -139,6 +143,17 @@ pub enum Error {
         kind: String,
         namespace: String,
         name: String,
+    },
+    /// The API server refused a status write for its own load (429 or 503 after the kube client's
+    /// retries) or did not answer within the bound: retried after what it asked for (bounded).
+    #[error("{kind} {namespace}/{name}: status write throttled: {message}")]
+    Throttled {
+        kind: String,
+        namespace: String,
+        name: String,
+        message: String,
+        /// The server's `Retry-After`, when it gave one.
+        retry_after: Option<Duration>,
     },
     /// The object is gone: nothing to do until it comes back.
     #[error("the object is gone")]

@@ -298,6 +298,7 @@ async fn cluster_state(
     let tuning = controllers::Tuning {
         node_image_creation_delay: args.nodeimage_creation_delay,
         daemon_config_namespace: args.daemon_config_namespace.clone(),
+        ..controllers::Tuning::default()
     };
     let caches = tokio::spawn(async move {
         if synced.wait_until_ready().await.is_ok() {

@@ -7,6 +7,7 @@
 
 mod derived_cache;
 mod memory;
+mod overlay;
 mod status;
 
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use serde_json::Value;
 
 pub use derived_cache::DerivedCache;
 pub use memory::{MemoryView, ObjectMap, ViewError};
+pub use overlay::Overlay;
 pub use status::{GroupedStatus, StatusChange, StatusWrite, WriteError, WriteTarget, grouped_status};
 
 use crate::kinds::Registered;

@@ -12,7 +12,7 @@ use kruise_core::{
 };
 use kube::{
     Api, Client,
-    api::DynamicObject,
+    api::{ApiResource, DynamicObject},
     runtime::{
         WatchStreamExt,
         reflector::{self, ObjectRef, Store},
@@ -77,6 +77,26 @@ impl ForKind<Watched> for Remember<'_> {
     }
 }
 
+/// Why [`ClusterCache::read`] has no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The kind is not one kruise-rs watches (its served version is unknown).
+    #[error("{0} is not a kind kruise-rs watches")]
+    NotWatched(String),
+    #[error(transparent)]
+    Api(Box<kube::Error>),
+}
+
+/// The API resource a registered kind is watched at.
+struct ResourceOf;
+
+impl ForKind<Watched> for ResourceOf {
+    type Output = ApiResource;
+    fn call<K: Registered>(self, _store: &Reflector<K>) -> ApiResource {
+        ApiResource::erase::<K>(&())
+    }
+}
+
 /// A readiness wait of one kind.
 type Ready = Pin<Box<dyn Future<Output = Result<(), reflector::store::WriterDropped>> + Send>>;
 
@@ -133,6 +153,31 @@ impl ClusterCache {
         let object = api.get(&target.name).await?;
         self.remember(&serde_json::to_value(object).unwrap_or_default());
         Ok(())
+    }
+
+    /// Reads one object of a registered kind from the API server, at the version the cache watches it
+    /// (`None` on 404). The copy is not remembered: the caller decides with it and drops it, so it
+    /// never stands in for what the watch delivers later (docs/pod-admission.md).
+    pub async fn read(
+        &self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, ReadError> {
+        let resource = self
+            .kinds
+            .with_kind(group, kind, ResourceOf)
+            .ok_or_else(|| ReadError::NotWatched(kruise_core::owner::resource_of(group, kind)))?;
+        let api: Api<DynamicObject> = if namespace.is_empty() {
+            Api::all_with(self.client.clone(), &resource)
+        } else {
+            Api::namespaced_with(self.client.clone(), namespace, &resource)
+        };
+        match api.get_opt(name).await {
+            Ok(object) => Ok(object.map(|o| serde_json::to_value(o).unwrap_or_default())),
+            Err(e) => Err(ReadError::Api(Box::new(e))),
+        }
     }
 
     /// Resolves once every cache has listed once (optional kinds the API server does not serve aside).

@@ -45,6 +45,10 @@ use crate::cluster::status_writes::{self, WriteError};
 
 /// The longest a failing object waits before its next attempt.
 pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
+/// How long one status write may take by default, the kube client's retries of a 429 or 503 included:
+/// the client waits each `Retry-After` it is given, however long, up to 15 times; past this bound the
+/// pass fails as throttled and is requeued (`Tuning::status_write_bound`).
+pub const STATUS_WRITE_BOUND: Duration = Duration::from_secs(30);
 /// The shortest requeue a pass can ask for.
 const MIN_REQUEUE: Duration = Duration::from_millis(100);
 
@@ -272,7 +276,16 @@ impl<K: Object, M: Clone + Default> Pass<K, M> {
         };
         let status = serde_json::to_value(status).unwrap_or_default();
         let resource_version = object.meta().resource_version.as_deref();
-        match status_writes::write_status(&self.context.client, &target, resource_version, &status).await {
+        let write = status_writes::write_status(&self.context.client, &target, resource_version, &status);
+        let bound = self.context.tuning.status_write_bound;
+        let Ok(written) = tokio::time::timeout(bound, write).await else {
+            return Err(throttled::<K>(
+                &target,
+                format!("no answer within {bound:?}"),
+                None,
+            ));
+        };
+        match written {
             Ok(stored) => {
                 self.context.view.remember(&stored);
                 Ok(())
@@ -281,8 +294,31 @@ impl<K: Object, M: Clone + Default> Pass<K, M> {
             Err(WriteError::Api { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.is_not_found()) => {
                 Err(Error::Gone)
             }
+            Err(WriteError::Api { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.code == 429 || s.code == 503) =>
+            {
+                let retry_after = match &*source {
+                    kube::Error::Api(s) => s
+                        .details
+                        .as_ref()
+                        .map(|d| d.retry_after_seconds)
+                        .filter(|&seconds| seconds > 0)
+                        .map(|seconds| Duration::from_secs(seconds.into())),
+                    _ => None,
+                };
+                Err(throttled::<K>(&target, source.to_string(), retry_after))
+            }
             Err(e) => Err(Error::Write(Box::new(e))),
         }
+    }
+}
+
+fn throttled<K: Object>(target: &WriteTarget, message: String, retry_after: Option<Duration>) -> Error {
+    Error::Throttled {
+        kind: K::kind(&()).into_owned(),
+        namespace: target.namespace.clone(),
+        name: target.name.clone(),
+        message,
+        retry_after,
     }
 }
 
@@ -429,6 +465,18 @@ pub fn backoff(failures: u32) -> Duration {
         .min(MAX_ERROR_BACKOFF)
 }
 
+/// How long a failed pass waits: [`backoff`], or the server's `Retry-After` of a throttled write when
+/// longer (capped at [`MAX_ERROR_BACKOFF`]).
+fn retry_wait(error: &Error, failures: u32) -> Duration {
+    match error {
+        Error::Throttled {
+            retry_after: Some(asked),
+            ..
+        } => backoff(failures).max((*asked).min(MAX_ERROR_BACKOFF)),
+        _ => backoff(failures),
+    }
+}
+
 fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Arc<Shared<R>>) -> Action {
     let key = ObjectRef::from_obj(&*object);
     let mut failures = 1;
@@ -436,7 +484,7 @@ fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Ar
         slot.failures += 1;
         failures = slot.failures;
     });
-    let wait = backoff(failures);
+    let wait = retry_wait(error, failures);
     tracing::warn!(kind = %R::Object::kind(&()), namespace = object.namespace().unwrap_or_default(),
         name = %object.name_any(), %error, failures, retry_in = ?wait, "pass failed; retrying");
     Action::requeue(wait)
@@ -526,6 +574,30 @@ mod tests {
         for (next, expected) in cases {
             assert_eq!(action::<Probe>(next), expected, "{next:?}");
         }
+    }
+
+    #[test]
+    fn a_throttled_write_waits_what_the_server_asked_within_the_backoff_bounds() {
+        let throttled = |seconds: Option<u64>| Error::Throttled {
+            kind: "CloneSet".into(),
+            namespace: "ns".into(),
+            name: "web".into(),
+            message: "429".into(),
+            retry_after: seconds.map(Duration::from_secs),
+        };
+        assert_eq!(retry_wait(&throttled(Some(20)), 1), Duration::from_secs(20));
+        assert_eq!(
+            retry_wait(&throttled(Some(1)), 1),
+            ERROR_REQUEUE,
+            "never sooner than the backoff"
+        );
+        assert_eq!(
+            retry_wait(&throttled(Some(3600)), 1),
+            MAX_ERROR_BACKOFF,
+            "bounded"
+        );
+        assert_eq!(retry_wait(&throttled(None), 2), backoff(2));
+        assert_eq!(retry_wait(&Error::Gone, 3), backoff(3));
     }
 
     #[test]

@@ -21,7 +21,7 @@ fn ago(seconds: i64) -> String {
 }
 
 /// A cluster with a ReplicaSet of 3 with three running, ready pods.
-async fn workload() -> Cluster {
+pub(crate) async fn workload() -> Cluster {
     let cluster = cluster::start().await;
     cluster.namespace("ns").await;
     cluster.seed(
@@ -43,7 +43,7 @@ async fn workload() -> Cluster {
     cluster
 }
 
-fn budget(status: Value) -> Value {
+pub(crate) fn budget(status: Value) -> Value {
     json!({"apiVersion": "policy.kruise.io/v1beta1", "kind": "PodUnavailableBudget",
         "metadata": {"name": "web-pub", "namespace": "ns", "generation": 1},
         "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1},

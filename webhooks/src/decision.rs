@@ -11,6 +11,9 @@ pub struct Denial {
     pub code: u16,
     pub reason: String,
     pub message: String,
+    /// Set when the denial is only because the view lacks this object: the IO layer may read it from
+    /// the API server and decide again (docs/pod-admission.md#owners-not-yet-in-the-cache).
+    pub missing: Option<Box<MissingObject>>,
 }
 
 impl Denial {
@@ -20,7 +23,32 @@ impl Denial {
             code,
             reason: reason.into(),
             message: message.into(),
+            missing: None,
         }
+    }
+
+    /// Marks the denial as caused by `object` missing from the view.
+    #[must_use]
+    pub fn for_missing(mut self, object: MissingObject) -> Self {
+        self.missing = Some(Box::new(object));
+        self
+    }
+}
+
+/// An object a decision looked for in its view and did not find, named as its reference named it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MissingObject {
+    /// API group ("" for core).
+    pub group: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl std::fmt::Display for MissingObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let resource = kruise_core::owner::resource_of(&self.group, &self.kind);
+        write!(f, "{resource} {}/{}", self.namespace, self.name)
     }
 }
 
@@ -88,11 +116,7 @@ impl Decision {
     /// Refused with an explicit code (403 policy, 422 invalid, 429 budget, 400/500 errors).
     pub fn deny(code: u16, reason: impl Into<String>, message: impl Into<String>) -> Self {
         Decision {
-            denial: Some(Denial {
-                code,
-                reason: reason.into(),
-                message: message.into(),
-            }),
+            denial: Some(Denial::new(code, reason, message)),
             ..Decision::default()
         }
     }
@@ -132,6 +156,11 @@ impl Decision {
     /// True when the request is allowed.
     pub fn allowed(&self) -> bool {
         self.denial.is_none()
+    }
+
+    /// The object whose absence from the view alone caused the denial, if that is why it was denied.
+    pub fn missing(&self) -> Option<&MissingObject> {
+        self.denial.as_ref()?.missing.as_deref()
     }
 
     /// The AdmissionResponse for `request`. Validating webhooks never send a patch; a denial never

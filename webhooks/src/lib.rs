@@ -20,7 +20,9 @@ pub mod width;
 /// The cluster view and owner lookups live in `kruise-core`; re-exported under their old paths.
 pub use kruise_core::{owner, view};
 
-pub use decision::{AdmissionEvent, BudgetRefusal, Decision, Denial, Regarding, StatusWrite, WriteTarget};
+pub use decision::{
+    AdmissionEvent, BudgetRefusal, Decision, Denial, MissingObject, Regarding, StatusWrite, WriteTarget,
+};
 pub use kruise_core::{Settings, selector};
 pub use pod_validate::conflict_denial;
 pub use review::{AdmissionRequest, Operation, Review, ReviewError, ReviewResponse};

@@ -5,7 +5,8 @@
 //!    matched against the WorkloadSpreads of its namespace in list order: the WS `targetRef` must name
 //!    the owner or, walking controller references through the view, the owner's owner (pod → ReplicaSet
 //!    → Deployment), and its `targetFilter` must select the pod. A missing object on that walk rejects
-//!    the pod (500, as OpenKruise).
+//!    the pod (500, as OpenKruise); the denial names the object ([`Denial::missing`]) so that the
+//!    cluster IO layer can read it once from the API server and decide again.
 //! 2. **Choose a subset.** One subset without `maxReplicas` → it. StatefulSet targets → by ordinal
 //!    against cumulative `maxReplicas`. Otherwise from `status.versionedSubsetStatuses[<pod version>]`
 //!    (initialised from spec when missing): a pod already recorded keeps its subset, else the first
@@ -37,7 +38,7 @@ use serde_json::Value;
 
 use super::{PodContext, StepOutput, StepResult};
 use crate::{
-    Denial, StatusWrite, WriteTarget,
+    Denial, MissingObject, StatusWrite, WriteTarget,
     owner::{self, ObjectRef, OwnedRef},
     selector,
     view::ClusterView,
@@ -84,7 +85,9 @@ pub fn mutate(context: &PodContext<'_, impl ClusterView>, pod: &Value) -> StepRe
         let equal = match reference_equal(context.view, context.namespace, target, owner.to_owned_ref(), 0) {
             Ok(equal) => equal,
             Err(Walk::Skip) => continue,
-            Err(Walk::NotFound(message)) => return Err(Denial::new(500, "", message)),
+            Err(Walk::NotFound(message, missing)) => {
+                return Err(Denial::new(500, "", message).for_missing(missing));
+            }
         };
         let selected = match ws.spec.target_filter.as_ref() {
             None => true,
@@ -141,8 +144,8 @@ fn is_supported_workload(r: ObjectRef<'_>) -> bool {
 enum Walk {
     /// Skip this WorkloadSpread (a malformed apiVersion).
     Skip,
-    /// An object on the walk does not exist: the pod is rejected with this message.
-    NotFound(String),
+    /// An object on the walk is not in the view: the pod is rejected with this message.
+    NotFound(String, MissingObject),
 }
 
 /// OpenKruise's `isReferenceEqual`: the target names `owner` (group, kind, name), or — when `owner` is a
@@ -163,11 +166,20 @@ fn reference_equal(
         return Ok(false);
     }
     let Some(object) = owner::fetch_workload(view, owner_group, &owner.kind, namespace, &owner.name) else {
-        return Err(Walk::NotFound(format!(
-            "{} {:?} not found",
-            owner::resource_of(owner_group, &owner.kind),
-            owner.name
-        )));
+        let missing = MissingObject {
+            group: owner_group.to_string(),
+            kind: owner.kind.clone(),
+            namespace: namespace.to_string(),
+            name: owner.name.clone(),
+        };
+        return Err(Walk::NotFound(
+            format!(
+                "{} {:?} not found",
+                owner::resource_of(owner_group, &owner.kind),
+                owner.name
+            ),
+            missing,
+        ));
     };
     match object.controller() {
         None => Ok(false),
@@ -345,4 +357,79 @@ fn initial_statuses(
     let replicas = owner::workload_replicas(context.view, ws, context.namespace)
         .map_err(|e| Denial::new(500, "", e.to_string()))?;
     Ok(workload_spread::initial_subset_statuses(ws, replicas))
+}
+
+#[cfg(test)]
+mod tests {
+    use kruise_core::MemoryView;
+    use serde_json::json;
+
+    use super::*;
+    use crate::{Settings, review::AdmissionRequest};
+
+    fn create(owner: &str) -> AdmissionRequest {
+        serde_json::from_value(json!({"uid": "u", "operation": "CREATE", "namespace": "ns",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "object": {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "p", "namespace": "ns", "ownerReferences": [{"apiVersion": "apps/v1",
+                    "kind": "ReplicaSet", "name": owner, "uid": "rs-uid", "controller": true}]},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}))
+        .unwrap()
+    }
+
+    fn view() -> MemoryView {
+        let mut view = MemoryView::default();
+        view.add(
+            json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "ws", "namespace": "ns", "resourceVersion": "1"},
+            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "subsets": [{"name": "a"}]}}),
+        )
+        .unwrap();
+        view
+    }
+
+    #[test]
+    fn an_owner_missing_from_the_view_is_named_in_the_denial() {
+        let decision = crate::pod_mutate::mutate(&create("web-1"), &view(), &Settings::default());
+        let denial = decision.denial.as_ref().expect("denied");
+        assert_eq!(
+            (denial.code, denial.message.as_str()),
+            (500, "replicasets.apps \"web-1\" not found")
+        );
+        let missing = decision.missing().expect("the missing owner, as data");
+        assert_eq!(
+            (
+                missing.group.as_str(),
+                missing.kind.as_str(),
+                missing.namespace.as_str(),
+                missing.name.as_str()
+            ),
+            ("apps", "ReplicaSet", "ns", "web-1")
+        );
+        assert_eq!(missing.to_string(), "replicasets.apps ns/web-1");
+    }
+
+    #[test]
+    fn once_the_owner_is_in_the_view_the_pod_is_matched() {
+        let mut view = view();
+        view.add(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": "web-1", "namespace": "ns", "uid": "rs-uid", "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "d", "controller": true}]},
+            "spec": {"selector": {}}}))
+            .unwrap();
+        let request = create("web-1");
+        let decision = crate::pod_mutate::mutate(&request, &view, &Settings::default());
+        assert!(decision.allowed() && decision.missing().is_none(), "{decision:?}");
+        let mut pod = request.object.clone().unwrap();
+        json_patch::patch(&mut pod, &decision.patch).unwrap();
+        let matched = pod["metadata"]["annotations"][MATCHED_ANNOTATION]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(matched).unwrap(),
+            json!({"name": "ws", "subset": "a"})
+        );
+    }
 }
