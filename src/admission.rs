@@ -14,7 +14,7 @@ use kruise_webhooks::{
 };
 
 use crate::cluster::{
-    ClusterCache, ReadError,
+    ClusterCache, ReadError, overloaded,
     status_writes::{WriteError, write_status},
 };
 
@@ -249,8 +249,7 @@ async fn decide_reading(
                 tracing::debug!(object = %missing, "not yet in the cache; read from the API server");
             }
             Ok(Ok(None)) => return decision,
-            Ok(Err(ReadError::Api(e))) if matches!(&*e, kube::Error::Api(s) if s.code == 429 || s.code == 503) =>
-            {
+            Ok(Err(ReadError::Api(e))) if overloaded(&e) => {
                 let message = format!("{missing} is not in the cache yet and cannot be read: {e}; retry");
                 return Decision::deny(429, "TooManyRequests", message);
             }
@@ -293,8 +292,7 @@ pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
 
 /// The API server refused the write for its own load (API Priority and Fairness: 429, or 503).
 fn throttled(e: &WriteError) -> bool {
-    matches!(e, WriteError::Api { source, .. }
-        if matches!(&**source, kube::Error::Api(s) if s.code == 429 || s.code == 503))
+    matches!(e, WriteError::Api { source, .. } if overloaded(source))
 }
 
 /// Writes one complete status, remembering what the API server stored. A change decided on an object

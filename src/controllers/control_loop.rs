@@ -294,8 +294,7 @@ impl<K: Object, M: Clone + Default> Pass<K, M> {
             Err(WriteError::Api { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.is_not_found()) => {
                 Err(Error::Gone)
             }
-            Err(WriteError::Api { source, .. }) if matches!(&*source, kube::Error::Api(s) if s.code == 429 || s.code == 503) =>
-            {
+            Err(WriteError::Api { source, .. }) if crate::cluster::overloaded(&source) => {
                 let retry_after = match &*source {
                     kube::Error::Api(s) => s
                         .details
