@@ -6,6 +6,7 @@
 //! the validating webhook still requires it. The patch is empty when nothing changes.
 
 use k8s_openapi::jiff::Timestamp;
+use kruise_api::apps_v1beta1::{NodeImageSpec, NodeImageStatus};
 use serde_json::{Value, json};
 
 use super::super::defaults::Mutator;
@@ -30,7 +31,16 @@ pub fn mutate_at(request: &AdmissionRequest, now: Timestamp) -> Decision {
         Ok(o) => o,
         Err(d) => return *d,
     };
-    if let Err(d) = check_decodes::<kruise_api::apps_v1beta1::NodeImage>(KIND, &object) {
+    // The parts this webhook reads must decode (a missing spec is an empty one, as in validation).
+    let part = |name: &str| object.get(name).filter(|v| !v.is_null());
+    if let Some(spec) = part("spec")
+        && let Err(d) = check_decodes::<NodeImageSpec>(KIND, spec)
+    {
+        return *d;
+    }
+    if let Some(status) = part("status")
+        && let Err(d) = check_decodes::<NodeImageStatus>(KIND, status)
+    {
         return *d;
     }
     let mut m = Mutator::new(object);
