@@ -11,11 +11,28 @@ use kruise_rs::{
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+/// The node agent's tokio workers, whatever the node's core count: it waits on the API server and the
+/// runtime, and each worker thread costs memory (its stack and its allocator heap) on every node.
+const AGENT_WORKER_THREADS: usize = 2;
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if matches!(cli.command, Command::Daemon(_)) {
+        runtime.worker_threads(AGENT_WORKER_THREADS);
+    }
+    match runtime.enable_all().build() {
+        Ok(runtime) => runtime.block_on(run(cli)),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> std::process::ExitCode {
     // One crypto provider, chosen explicitly; an error only means it was already installed.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let cli = Cli::parse();
     logging::init(cli.log_format);
     let result = match cli.command {
         Command::Serve(serve) => {

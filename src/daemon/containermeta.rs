@@ -80,7 +80,7 @@ pub async fn run(client: kube::Client, node: String, runtime: watch::Receiver<Op
                         let at = Instant::now() + EVENT_DELAY;
                         due.entry(key.clone()).and_modify(|d| *d = (*d).min(at)).or_insert(at);
                     }
-                    known.insert(key, pod);
+                    known.insert(key, plan::kept(pod));
                 }
                 Some(Ok(Event::Delete(pod))) => {
                     let key = key_of(&pod);

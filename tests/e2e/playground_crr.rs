@@ -5,6 +5,7 @@
 //! A CRR naming a container the pod lacks is refused by the webhook; two CRRs for the same pod both
 //! complete, one after the other. Two CRRs on disjoint containers run together while a third on a
 //! shared container waits Pending with its reason, then completes; the agent records `Killing` events.
+//! A failing preStop hook (exec, httpGet) is a `FailedPreStopHook` event; the containers are recreated anyway.
 //! Skips without containerd and root unless `KRUISE_REQUIRE_CRI` is set.
 
 use crate::common;
@@ -272,6 +273,90 @@ fn crrs_on_disjoint_containers_run_together_and_one_on_a_shared_container_waits(
     for name in ["slow-app", "app-again"] {
         let text = format!("Stopping container app by ContainerRecreateRequest {name}");
         eventually(&format!("event Killing by {name}"), 30, || {
+            event(k, "Killing", "web", &text)
+        });
+    }
+}
+
+/// A preStop hook that fails does not stop the request (spec §C.4, as OpenKruise): the agent records
+/// Warning `FailedPreStopHook` with kubelet's wording, stops the container anyway, and the request
+/// completes with the container recreated. One exec hook that exits 1, one httpGet hook to a closed port.
+#[test]
+fn a_failing_pre_stop_hook_is_an_event_and_the_container_is_recreated_anyway() {
+    let Some(playground) = CriPlayground::start() else {
+        return;
+    };
+    let k = playground.kubeconfig();
+    let image = &playground.image;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"terminationGracePeriodSeconds": 2, "containers": [
+            {"name": "app", "image": image, "lifecycle": {"preStop": {"exec": {
+                "command": ["sh", "-c", "echo draining; exit 1"]}}}},
+            {"name": "sidecar", "image": image, "lifecycle": {"preStop": {"httpGet": {
+                "host": "127.0.0.1", "port": closed, "path": "/quit"}}}}]}});
+    apply(k, &pod).unwrap();
+    let before = running_pod(k);
+    let uid = before["metadata"]["uid"].as_str().unwrap().to_owned();
+    let node = before["spec"]["nodeName"].as_str().unwrap().to_owned();
+
+    apply(k, &crr("hooks", &["app", "sidecar"])).unwrap();
+    let stored = get(k, &["containerrecreaterequests", "hooks"]).unwrap();
+    assert_eq!(
+        stored["spec"]["containers"][0]["preStop"],
+        json!({"exec": {"command": ["sh", "-c", "echo draining; exit 1"]}}),
+        "the webhook copied the pod's hook"
+    );
+    let done = completed(k, "hooks");
+    assert_eq!(done["status"]["message"], "", "{done}");
+    assert_eq!(
+        done["status"]["containerRecreateStates"],
+        json!([{"name": "app", "phase": "Succeeded", "isKilled": true},
+            {"name": "sidecar", "phase": "Succeeded", "isKilled": true}])
+    );
+    let after = running_pod(k);
+    assert_eq!(after["metadata"]["uid"], uid.as_str(), "the pod is the same");
+    for c in ["app", "sidecar"] {
+        assert_ne!(
+            status_of(&after, c)["containerID"],
+            status_of(&before, c)["containerID"],
+            "{c} was stopped despite its hook"
+        );
+        assert_eq!(status_of(&after, c)["restartCount"], 1, "{c}");
+    }
+
+    let pod_name = format!("web_default({uid})");
+    let exec = format!(
+        "Exec lifecycle hook ([sh -c echo draining; exit 1]) for Container \"app\" in Pod \"{pod_name}\" \
+         failed - error: command 'sh -c echo draining; exit 1' exited with 1: , message: \"draining\\n\""
+    );
+    let failed = eventually("event FailedPreStopHook for app", 30, || {
+        event(k, "FailedPreStopHook", "web", &exec)
+    });
+    assert_eq!(failed["message"], exec.as_str());
+    assert_eq!(failed["type"], "Warning");
+    assert_eq!(
+        failed["source"],
+        json!({"component": "kruise-daemon-crr", "host": node})
+    );
+    assert_eq!(failed["involvedObject"]["fieldPath"], "spec.containers{app}");
+    let http = format!(
+        "HTTP lifecycle hook (/quit) for Container \"sidecar\" in Pod \"{pod_name}\" failed - error: \
+         httpGet http://127.0.0.1:{closed}/quit: "
+    );
+    let failed = eventually("event FailedPreStopHook for the sidecar", 30, || {
+        event(k, "FailedPreStopHook", "web", &http)
+    });
+    assert_eq!(failed["type"], "Warning");
+    assert_eq!(failed["involvedObject"]["fieldPath"], "spec.containers{sidecar}");
+    // Each stop was still announced.
+    for c in ["app", "sidecar"] {
+        let text = format!("Stopping container {c} by ContainerRecreateRequest hooks");
+        eventually(&format!("event Killing for {c}"), 30, || {
             event(k, "Killing", "web", &text)
         });
     }

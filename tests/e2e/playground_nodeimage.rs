@@ -1,8 +1,9 @@
 //! NodeImage and ImagePullJob behaviour that needs no container runtime, on `kruise playground
 //! --clock manual --nodeimage-creation-delay 30s` driven with the real kubectl: NodeImages appear only
-//! once the nodes have been Ready for the delay; the NodeImage webhook refuses a bad spec; a job's pull
-//! secret is copied into `kruise-daemon` and referenced from the NodeImage; a tag no agent answers is
-//! failed after 10 minutes with a `PullImageFailed` event, and the finished job releases its copy.
+//! once the nodes have been Ready for the delay; the NodeImage webhooks refuse a bad spec and default a
+//! good one (createdAt, pull policy, tags sorted); a job's pull secret is copied into `kruise-daemon`
+//! and referenced from the NodeImage; a tag no agent answers is failed after 10 minutes with a
+//! `PullImageFailed` event, and the finished job releases its copy.
 
 use crate::common;
 use common::agents::{NODES, eventually, get};
@@ -71,6 +72,28 @@ fn node_images_wait_for_the_delay_and_pull_secrets_reach_them() {
         err.contains("admission webhook \"vnodeimage.kb.io\" denied the request: spec.images[demo].tags[0].version: Invalid value: -1: version for demo/v1 can not be less than 0"),
         "{err}"
     );
+    // The defaulting webhook: createdAt and the pull policy's timeout and backoff, tags sorted.
+    let spare = json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": "NodeImage",
+        "metadata": {"name": "spare", "labels": {"apps.kruise.io/fake-nodeimage": "true"}},
+        "spec": {"images": {"demo": {"tags": [
+            {"tag": "v2", "pullPolicy": {"ttlSecondsAfterFinished": 60}},
+            {"tag": "v1", "createdAt": "2026-01-01T00:00:00Z", "pullPolicy": {"ttlSecondsAfterFinished": 60}}]}}}});
+    let (success, _, err) = kubectl(k, &["create", "-f", "-"], Some(&spare.to_string()));
+    assert!(success, "{err}");
+    let tags = get(k, &["nodeimage", "spare"]).unwrap()["spec"]["images"]["demo"]["tags"].clone();
+    assert_eq!(tags[0]["tag"], "v1", "{tags}");
+    assert_eq!(tags[0]["createdAt"], "2026-01-01T00:00:00Z");
+    assert_eq!(tags[1]["tag"], "v2", "{tags}");
+    assert!(
+        tags[1]["createdAt"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{tags}"
+    );
+    for t in [&tags[0], &tags[1]] {
+        assert_eq!(
+            t["pullPolicy"],
+            json!({"ttlSecondsAfterFinished": 60, "timeoutSeconds": 600, "backoffLimit": 3})
+        );
+    }
 
     // A job with a pull secret: the secret is copied for the agents (into `kruise-daemon`, which
     // manifests/daemon.yaml creates) and referenced by the NodeImage.

@@ -19,6 +19,7 @@
 //! | `/validate-policy-kruise-io-podunavailablebudget` | PodUnavailableBudget | validation, conflicts |
 //! | `/validate-apps-kruise-io-workloadspread` | WorkloadSpread | validation, conflicts |
 //! | `/validate-apps-kruise-io-resourcedistribution` | ResourceDistribution | gate, resource and targets |
+//! | `/mutate-apps-kruise-io-nodeimage` | NodeImage | defaults (`createdAt`, pull policy), tags sorted |
 //! | `/validate-apps-kruise-io-nodeimage` | NodeImage | gate, at most 256 images, tags (non-empty, unique, createdAt, version, pull policy with TTL) |
 //! | `/mutate-apps-kruise-io-imagepulljob`, `/mutate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | defaults |
 //! | `/validate-apps-kruise-io-imagepulljob`, `/validate-apps-kruise-io-imagelistpulljob` | ImagePullJob, ImageListPullJob | gate, image(s), selectors, parallelism, completion policy |

@@ -360,6 +360,18 @@ webhooks! {
             failure_policy: Fail,
         }],
     },
+    /// NodeImage defaults (createdAt, pull policy) and tags sorted.
+    MutateNodeImage {
+        path: "/mutate-apps-kruise-io-nodeimage",
+        handler: |request, view, settings| crate::crd::nodeimage::mutate(request),
+        registrations: [{
+            name: "mnodeimage.kb.io",
+            rules: [rule("apps.kruise.io", KRUISE_VERSIONS, "nodeimages", CU)],
+            scope: AllObjects,
+            side_effects: None,
+            failure_policy: Fail,
+        }],
+    },
     /// NodeImage validation (gate, images, tags).
     ValidateNodeImage {
         path: "/validate-apps-kruise-io-nodeimage",

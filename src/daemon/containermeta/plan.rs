@@ -2,7 +2,8 @@
 //! looks at and when, the `apps.kruise.io/runtime-containers-meta` report it builds from the runtime's
 //! containers, and which containers must restart.
 
-use k8s_openapi::api::core::v1::{Container, EnvVar, Pod};
+use k8s_openapi::api::core::v1::{Container, EnvVar, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_api::common::IN_PLACE_UPDATE_READY;
 use kruise_core::containermeta::{
     self, RuntimeContainerHashes, RuntimeContainerMeta, RuntimeContainerMetaSet,
@@ -122,6 +123,33 @@ pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
         }
     }
     false
+}
+
+/// What the agent keeps of a pod between its watch events: only what [`wanted`] reads of the old
+/// pod — labels, annotations and the containers' names and env. The rest (status, managedFields, the
+/// other container fields) is dropped; each sync reads the pod fresh.
+pub fn kept(pod: Pod) -> Pod {
+    let Pod { metadata, spec, .. } = pod;
+    let containers = spec.map(|s| {
+        let containers = s.containers.into_iter().map(|c| Container {
+            name: c.name,
+            env: c.env,
+            ..Container::default()
+        });
+        PodSpec {
+            containers: containers.collect(),
+            ..PodSpec::default()
+        }
+    });
+    Pod {
+        metadata: ObjectMeta {
+            labels: metadata.labels,
+            annotations: metadata.annotations,
+            ..ObjectMeta::default()
+        },
+        spec: containers,
+        status: None,
+    }
 }
 
 /// The report for `pod` from its runtime containers (per status, in status order, those with a

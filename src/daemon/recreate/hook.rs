@@ -20,12 +20,16 @@ pub enum HookError {
     /// The runtime refused the exec.
     #[error("{0}")]
     Runtime(#[from] kruise_cri::RuntimeError),
-    /// The command exited non-zero.
-    #[error("exec exited with {code}: {output}")]
+    /// The command exited non-zero (worded as kubelet's CRI client words it).
+    #[error("command '{command}' exited with {code}: {stderr}")]
     Exit {
+        /// The command, its words joined by spaces.
+        command: String,
         /// Exit code.
         code: i32,
-        /// Its output.
+        /// Its stderr.
+        stderr: String,
+        /// Its stdout then stderr.
         output: String,
     },
     /// A network hook could not be sent.
@@ -45,6 +49,58 @@ pub struct Stop<'a> {
     pub ports: &'a [ContainerPort],
 }
 
+/// How a preStop hook failed; the stop went on.
+#[derive(Debug)]
+pub enum Failure {
+    /// It ended with an error.
+    Failed(HookError),
+    /// It was still running when the grace ran out.
+    TimedOut(Duration),
+}
+
+impl Failure {
+    /// The `FailedPreStopHook` message: kubelet's hook runner's wording (OpenKruise's agent runs that
+    /// runner), for `container` of pod `pod` shown as `<name>_<namespace>(<uid>)`.
+    pub fn message(&self, handler: &CrrProbeHandler, container: &str, pod: &str) -> String {
+        match self {
+            Failure::Failed(e @ HookError::Exit { output, .. }) => {
+                format!(
+                    "{} failed - error: {e}, message: {output:?}",
+                    what(handler, container, pod)
+                )
+            }
+            Failure::Failed(e) => format!("{} failed - error: {e}", what(handler, container, pod)),
+            Failure::TimedOut(grace) => format!(
+                "{} did not complete within the grace period of {}s",
+                what(handler, container, pod),
+                grace.as_secs()
+            ),
+        }
+    }
+}
+
+/// "Exec lifecycle hook ([sh -c …]) for Container "c" in Pod "p_ns(uid)"", and the like.
+fn what(handler: &CrrProbeHandler, container: &str, pod: &str) -> String {
+    let hook = if let Some(exec) = &handler.exec {
+        let words = exec.command.iter().flatten().map(String::as_str);
+        format!("Exec lifecycle hook ([{}])", words.collect::<Vec<_>>().join(" "))
+    } else if let Some(get) = &handler.http_get {
+        format!(
+            "HTTP lifecycle hook ({})",
+            get.path.as_deref().unwrap_or_default()
+        )
+    } else if let Some(tcp) = &handler.tcp_socket {
+        let port = match &tcp.port {
+            IntOrString::Int(n) => n.to_string(),
+            IntOrString::String(s) => s.clone(),
+        };
+        format!("TCPSocket lifecycle hook ({port})")
+    } else {
+        "Lifecycle hook".to_owned()
+    };
+    format!("{hook} for Container {container:?} in Pod {pod:?}")
+}
+
 /// The agent's one way to stop a container (ContainerRecreateRequests and env-from-metadata restarts):
 /// runs the preStop hook within the grace (its failure is logged, not fatal), then `StopContainer`
 /// with what is left of the grace, at least 2 s. The kubelet starts the container again. Returns the
@@ -54,7 +110,7 @@ pub async fn stop<F: Future<Output = Option<String>>>(
     id: &str,
     stop: Stop<'_>,
     pod_ip: impl FnOnce() -> F,
-) -> Result<Option<String>, kruise_cri::RuntimeError> {
+) -> Result<Option<Failure>, kruise_cri::RuntimeError> {
     let mut grace = stop.grace;
     let mut failed = None;
     if let Some(pre_stop) = stop.pre_stop
@@ -65,14 +121,11 @@ pub async fn stop<F: Future<Output = Option<String>>>(
             Ok(Ok(())) => tracing::info!(container = %stop.container, "preStop hook done"),
             Ok(Err(e)) => {
                 tracing::warn!(container = %stop.container, error = %e, "FailedPreStopHook");
-                failed = Some(e.to_string());
+                failed = Some(Failure::Failed(e));
             }
             Err(_) => {
                 tracing::warn!(container = %stop.container, "FailedPreStopHook: still running when the grace ran out");
-                failed = Some(format!(
-                    "preStop hook still running after the grace of {}s",
-                    grace.as_secs()
-                ));
+                failed = Some(Failure::TimedOut(grace));
             }
         }
         grace = grace.saturating_sub(started.elapsed());
@@ -95,10 +148,13 @@ pub async fn run<F: Future<Output = Option<String>>>(
         let cmd: Vec<&str> = exec.command.iter().flatten().map(String::as_str).collect();
         let out = runtime.exec_sync(id, &cmd, EXEC_LIMIT).await?;
         if out.exit_code != 0 {
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
             let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-            output.push_str(&String::from_utf8_lossy(&out.stderr));
+            output.push_str(&stderr);
             return Err(HookError::Exit {
+                command: cmd.join(" "),
                 code: out.exit_code,
+                stderr,
                 output,
             });
         }
@@ -190,6 +246,42 @@ mod tests {
         assert_eq!(port(&IntOrString::String("81".into()), &ports).unwrap(), 81);
         assert!(port(&IntOrString::String("grpc".into()), &ports).is_err());
         assert!(port(&IntOrString::Int(0), &ports).is_err());
+    }
+
+    #[test]
+    fn failures_are_worded_as_kubelets_hook_runner_words_them() {
+        let exec: CrrProbeHandler = serde_json::from_value(serde_json::json!(
+            {"exec": {"command": ["sh", "-c", "echo bye; exit 3"]}}
+        ))
+        .unwrap();
+        let failed = Failure::Failed(HookError::Exit {
+            command: "sh -c echo bye; exit 3".into(),
+            code: 3,
+            stderr: String::new(),
+            output: "bye\n".into(),
+        });
+        assert_eq!(
+            failed.message(&exec, "app", "web_default(u-1)"),
+            "Exec lifecycle hook ([sh -c echo bye; exit 3]) for Container \"app\" in Pod \"web_default(u-1)\" \
+             failed - error: command 'sh -c echo bye; exit 3' exited with 3: , message: \"bye\\n\""
+        );
+        let get: CrrProbeHandler = serde_json::from_value(serde_json::json!(
+            {"httpGet": {"path": "/quit", "port": 1}}
+        ))
+        .unwrap();
+        let refused = Failure::Failed(HookError::Network(
+            "httpGet http://10.0.0.1:1/quit: refused".into(),
+        ));
+        assert_eq!(
+            refused.message(&get, "app", "web_default(u-1)"),
+            "HTTP lifecycle hook (/quit) for Container \"app\" in Pod \"web_default(u-1)\" failed - error: \
+             httpGet http://10.0.0.1:1/quit: refused"
+        );
+        assert_eq!(
+            Failure::TimedOut(Duration::from_secs(5)).message(&get, "app", "p_ns(u)"),
+            "HTTP lifecycle hook (/quit) for Container \"app\" in Pod \"p_ns(u)\" did not complete within \
+             the grace period of 5s"
+        );
     }
 
     #[tokio::test]

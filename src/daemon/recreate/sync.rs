@@ -274,7 +274,21 @@ async fn kill(
         },
     )
     .await;
-    if let Some(error) = hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await? {
+    if let Some(failure) = hook::stop(runtime, bare, stop, || pod_ip(env, crr)).await?
+        && let Some(handler) = container.pre_stop.as_ref()
+    {
+        let uid = crr
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(CRR_POD_UID_LABEL));
+        let pod = format!(
+            "{}_{}({})",
+            crr.spec.pod_name,
+            crr.metadata.namespace.as_deref().unwrap_or_default(),
+            uid.map(String::as_str).unwrap_or_default()
+        );
+        let error = failure.message(handler, &container.name, &pod);
         let what = Happened::FailedPreStopHook {
             container: &container.name,
             error: &error,

@@ -1,5 +1,5 @@
 //! NodeImage validation (`/validate-apps-kruise-io-nodeimage`), after OpenKruise's
-//! `pkg/webhook/nodeimage/validating`.
+//! `pkg/webhook/nodeimage/validating`; its defaults are in [`mutate`].
 //!
 //! With `KruiseDaemon` off every CREATE/UPDATE is refused with 403. Otherwise the spec lists at most
 //! 256 images; each image has a name; each of its tags is non-empty and unique within the image and
@@ -16,6 +16,10 @@ use super::{Which, check_decodes, check_version, judged, raw_object, refuse};
 use crate::{Decision, Settings, review::AdmissionRequest};
 use kruise_api::apps_v1beta1::NodeImageSpec;
 use kruise_core::feature_gates::Gate;
+
+mod mutate;
+
+pub use mutate::{mutate, mutate_at};
 
 const GROUP: &str = "apps.kruise.io";
 const KIND: &str = "NodeImage";

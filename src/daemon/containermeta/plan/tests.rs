@@ -190,6 +190,22 @@ fn events_ask_for_a_sync_when_the_report_is_missing_or_stale() {
         !wanted(Some(&reported), &changed, false),
         "without the gate only ids count"
     );
+    // The agent keeps old pods trimmed; they decide the same.
+    let trimmed = kept(reported.clone());
+    assert!(trimmed.status.is_none());
+    assert!(!wanted(Some(&trimmed), &reported, true));
+    assert!(wanted(Some(&trimmed), &changed, true));
+    let mut back = reported.clone();
+    back.metadata
+        .annotations
+        .as_mut()
+        .unwrap()
+        .insert("demo/env".into(), "a".into());
+    assert!(
+        wanted(Some(&kept(changed.clone())), &back, true),
+        "changed back since the last event"
+    );
+    assert!(!wanted(Some(&kept(changed.clone())), &changed, false));
     let mut restarted = reported.clone();
     restarted
         .status
