@@ -8,12 +8,22 @@ mod in_place;
 
 pub use in_place::{InPlaceError, Undo, apply_in_place, apply_with_undo, undo_all};
 
+/// An array index as RFC 6901 writes it: decimal digits only, no leading zero (`usize::from_str`
+/// alone would also take `+0`).
+pub(crate) fn array_index(token: &str) -> Option<usize> {
+    let digits = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit());
+    if !digits || (token.len() > 1 && token.starts_with('0')) {
+        return None;
+    }
+    token.parse().ok()
+}
+
 /// The value at `tokens` (unescaped object keys or array indices). Unlike `Value::pointer` it
 /// allocates nothing.
 pub fn get<'a>(value: &'a Value, tokens: &[&str]) -> Option<&'a Value> {
     tokens.iter().try_fold(value, |v, token| match v {
         Value::Object(map) => map.get(*token),
-        Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+        Value::Array(items) => array_index(token).and_then(|i| items.get(i)),
         _ => None,
     })
 }

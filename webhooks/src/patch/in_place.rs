@@ -283,12 +283,9 @@ fn child<'a>(v: &'a mut Value, token: &str) -> Option<&'a mut Value> {
     }
 }
 
-/// A JSON-pointer array index: decimal, no leading zero, at most `len`.
+/// A JSON-pointer array index ([`super::array_index`]) at most `len`.
 fn array_index(token: &str, len: usize) -> Option<usize> {
-    if token.is_empty() || (token.len() > 1 && token.starts_with('0')) {
-        return None;
-    }
-    token.parse().ok().filter(|i| *i <= len)
+    super::array_index(token).filter(|i| *i <= len)
 }
 
 /// The parent pointer and the last token, decoded (borrowed unless escaped); `None` for the root.
@@ -450,6 +447,9 @@ mod tests {
             json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "end"}}]),
             json!([{"op": "add", "path": "/spec/containers/3", "value": {}}]),
             json!([{"op": "add", "path": "/spec/containers/01", "value": {}}]),
+            // `usize::from_str` takes a leading `+`; a pointer's index does not (found by fuzzing).
+            json!([{"op": "add", "path": "/spec/containers/+0", "value": {}}]),
+            json!([{"op": "remove", "path": "/spec/containers/+1"}]),
             json!([{"op": "add", "path": "/spec/missing/x", "value": 1}]),
             json!([{"op": "add", "path": "/metadata/annotations/a~1b/deeper", "value": 1}]),
             json!([{"op": "add", "path": "", "value": {"replaced": true}}]),
