@@ -9,7 +9,8 @@
 #
 #   cargo build --release -p kruise-rs --bin kruise && benches/agent_rss.sh [PODS] [IDLE]
 #                                                    (default 100 pods, 60 s; needs root for containerd)
-# KRUISE overrides the binary (default target/release/kruise); AGENT_ARGS adds flags to `kruise daemon`,
+# KRUISE overrides the binary (default target/release/kruise); AGENT_COMMAND the agent's command (default
+# `$KRUISE daemon`; AGENT_COMMAND=target/release/kruise-daemon measures the agent-only binary); AGENT_ARGS adds flags to it,
 # AGENT_ENV variables to its environment (AGENT_ENV=TOKIO_WORKER_THREADS=16: a build without a fixed
 # worker count then runs as on a 16-core node).
 set -euo pipefail
@@ -77,8 +78,8 @@ kubectl patch nodeimage $NODE --type merge -p "{\"spec\":{\"images\":{\"${IMAGE%
   \"createdAt\":\"$now\",\"pullPolicy\":{\"ttlSecondsAfterFinished\":3600}}]}}}}" >/dev/null
 
 # shellcheck disable=SC2086
-env RUST_LOG="${RUST_LOG:-warn}" NODE_NAME=$NODE ${AGENT_ENV:-} "$KRUISE" daemon --socket-file "$SOCKET" \
-  --addr 127.0.0.1:0 ${AGENT_ARGS:-} >"$WORK/agent.log" 2>&1 &
+env RUST_LOG="${RUST_LOG:-warn}" NODE_NAME=$NODE ${AGENT_ENV:-} ${AGENT_COMMAND:-"$KRUISE" daemon} \
+  --socket-file "$SOCKET" --addr 127.0.0.1:0 ${AGENT_ARGS:-} >"$WORK/agent.log" 2>&1 &
 AGENT=$!
 pids+=($AGENT)
 field() { awk -v f="$1:" '$1 == f {print $2}' /proc/$AGENT/status; }

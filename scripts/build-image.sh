@@ -47,18 +47,21 @@ TARGET_DIR=$(cd "$TARGET_DIR" && pwd)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 export RUSTFLAGS="-C target-feature=+crt-static --remap-path-prefix=$REPO=/kruise-rs --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo --remap-path-prefix=$TARGET_DIR=/target"
 export CC_x86_64_unknown_linux_musl=musl-gcc
-cargo build --release --locked --target "$TARGET" -p kruise-rs --bin kruise
+cargo build --release --locked --target "$TARGET" -p kruise-rs --bin kruise --bin kruise-daemon
 BIN=${CARGO_TARGET_DIR:-$REPO/target}/$TARGET/release/kruise
-# A dynamically linked executable names its loader (PT_INTERP); a static one has none.
-if readelf --program-headers "$BIN" | grep -q 'program interpreter'; then
-  echo "$BIN is dynamically linked" >&2
-  exit 1
-fi
-say "$BIN: $(du -h "$BIN" | cut -f1)"
+DAEMON_BIN=${CARGO_TARGET_DIR:-$REPO/target}/$TARGET/release/kruise-daemon
+for b in "$BIN" "$DAEMON_BIN"; do
+  # A dynamically linked executable names its loader (PT_INTERP); a static one has none.
+  if readelf --program-headers "$b" | grep -q 'program interpreter'; then
+    echo "$b is dynamically linked" >&2
+    exit 1
+  fi
+  say "$b: $(du -h "$b" | cut -f1)"
+done
 
 say "OCI image $IMAGE:$TAG"
 rm -rf "$OUT/layout"
 CREATED=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
 REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-python3 scripts/oci_image.py --binary "$BIN" --layout "$OUT/layout" --tarball "$OUT/kruise-$TAG.oci.tar" \
+python3 scripts/oci_image.py --binary "$BIN" --daemon-binary "$DAEMON_BIN" --layout "$OUT/layout" --tarball "$OUT/kruise-$TAG.oci.tar" \
   --name "$IMAGE" --tag "$TAG" --created "$CREATED" --revision "$REVISION"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Assembles the kruise-rs container image as an OCI image layout, without a container daemon.
 
-One layer: the static `kruise` binary at /usr/local/bin/kruise, image/rootfs/etc/{passwd,group} naming
+One layer: the static `kruise` binary at /usr/local/bin/kruise (and, with --daemon-binary, the node
+agent's `kruise-daemon` beside it), image/rootfs/etc/{passwd,group} naming
 the unprivileged user 65534 (nobody) the image runs as, and a world-writable /tmp. No shell, no libc, no
 package manager. Every timestamp is `--created` and every owner is root, entries are sorted and gzip
 carries no name or time, so the same binary gives the same digest.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 USER = "65534:65534"
 BINARY_PATH = "usr/local/bin/kruise"
+DAEMON_BINARY_PATH = "usr/local/bin/kruise-daemon"
 # The files of the image besides the binary; image/Dockerfile copies the same directory.
 ROOTFS = Path(__file__).resolve().parent.parent / "image" / "rootfs"
 
@@ -95,6 +97,7 @@ class Layout:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", required=True, help="the static kruise binary")
+    parser.add_argument("--daemon-binary", help="the static kruise-daemon binary (the node agent alone)")
     parser.add_argument("--layout", required=True, help="directory to write the OCI layout to")
     parser.add_argument("--tarball", help="also write the layout as this tar file")
     parser.add_argument("--name", default="ghcr.io/kruise-rs/kruise")
@@ -115,7 +118,8 @@ def main():
             ("usr/local", 0o755, None),
             ("usr/local/bin", 0o755, None),
             (BINARY_PATH, 0o755, binary),
-        ],
+        ]
+        + ([(DAEMON_BINARY_PATH, 0o755, Path(args.daemon_binary).read_bytes())] if args.daemon_binary else []),
         args.created,
     )
     labels = {

@@ -2,7 +2,8 @@
 # Runs the kruise-rs image on a real containerd, as a cluster would: imports the tarball of
 # scripts/build-image.sh, starts `kruise serve` from it (read-only root, a tmpfs /tmp as the Deployment's
 # emptyDir, the image's own user), and checks that the health endpoints answer, that the process runs as
-# 65534, and that a webhook answers an AdmissionReview over HTTPS. Exits non-zero on any failure.
+# 65534, and that a webhook answers an AdmissionReview over HTTPS; and that the node agent's
+# `kruise-daemon` runs from it. Exits non-zero on any failure.
 #
 # Usage: scripts/test-image.sh [TARBALL]   (default: builds it with scripts/build-image.sh)
 # Needs root (containerd), curl, python3.
@@ -67,4 +68,9 @@ ANSWER=$(curl -fsS -k -H 'Content-Type: application/json' --data "$REVIEW" "http
 python3 -c 'import json, sys; r = json.loads(sys.argv[1])["response"]; assert r["uid"] == "image-test" and r["allowed"], r' "$ANSWER" ||
   fail "/mutate-pod answered $ANSWER"
 echo "    /mutate-pod over HTTPS: allowed"
+# The DaemonSet's command (manifests/daemon.yaml): the agent-only binary runs from the image.
+AGENT_VERSION=$("${CTR[@]}" run --rm --net-host --read-only "$IMAGE" "$NAME-daemon" /usr/local/bin/kruise-daemon --version) ||
+  fail "/usr/local/bin/kruise-daemon did not run"
+[[ $AGENT_VERSION == "kruise-daemon "* ]] || fail "kruise-daemon --version printed $AGENT_VERSION"
+echo "    $AGENT_VERSION (the node agent's command)"
 say "OK: $IMAGE serves from containerd"

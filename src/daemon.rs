@@ -52,6 +52,18 @@ pub enum RuntimeState {
 /// The state the probes read, shared with the search loop.
 pub type SharedState = Arc<RwLock<RuntimeState>>;
 
+/// The node agent's tokio workers, whatever the node's core count: it waits on the API server and the
+/// runtime, and each worker thread costs memory (its stack and its allocator heap) on every node.
+const WORKER_THREADS: usize = 2;
+
+/// The async runtime the agent runs on ([`WORKER_THREADS`] workers), for `kruise daemon` and
+/// `kruise-daemon` alike.
+pub fn runtime() -> tokio::runtime::Builder {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.worker_threads(WORKER_THREADS).enable_all();
+    runtime
+}
+
 /// Runs the agent until SIGTERM or Ctrl-C.
 pub async fn run(args: DaemonArgs) -> anyhow::Result<()> {
     if args.node_name.is_empty() {

@@ -11,17 +11,16 @@ use kruise_rs::{
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The node agent's tokio workers, whatever the node's core count: it waits on the API server and the
-/// runtime, and each worker thread costs memory (its stack and its allocator heap) on every node.
-const AGENT_WORKER_THREADS: usize = 2;
-
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if matches!(cli.command, Command::Daemon(_)) {
-        runtime.worker_threads(AGENT_WORKER_THREADS);
-    }
-    match runtime.enable_all().build() {
+    let mut runtime = if matches!(cli.command, Command::Daemon(_)) {
+        daemon::runtime()
+    } else {
+        let mut runtime = tokio::runtime::Builder::new_multi_thread();
+        runtime.enable_all();
+        runtime
+    };
+    match runtime.build() {
         Ok(runtime) => runtime.block_on(run(cli)),
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
