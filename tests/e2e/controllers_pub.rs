@@ -10,7 +10,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_playground::{api::UpdateMode, faults::Target};
 use kruise_rs::{
     cluster::ClusterCache,
-    controllers::{self, Context},
+    controllers::{self, Context, Tuning},
 };
 use serde_json::{Value, json};
 
@@ -51,6 +51,11 @@ pub(crate) fn budget(status: Value) -> Value {
 }
 
 async fn start(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
+    start_tuned(cluster, Default::default()).await
+}
+
+/// The PUB status controller against `cluster`, its caches synced, with `tuning`.
+pub(crate) async fn start_tuned(cluster: &Cluster, tuning: Tuning) -> tokio::task::JoinHandle<()> {
     let client = cluster.client.clone();
     let cache = ClusterCache::start(&client, "kruise-system");
     tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
@@ -63,7 +68,7 @@ async fn start(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         uninjected_pods: Default::default(),
         settings: Default::default(),
         clock: Default::default(),
-        tuning: Default::default(),
+        tuning,
     }))
 }
 

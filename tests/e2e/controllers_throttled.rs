@@ -6,20 +6,14 @@
 
 use crate::common;
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use common::cluster::{Cluster, PUBS};
 use kruise_playground::refusals::{Refusal, Requests};
-use kruise_rs::{
-    cluster::ClusterCache,
-    controllers::{self, Context, Tuning},
-};
+use kruise_rs::controllers::Tuning;
 use serde_json::{Value, json};
 
-use crate::controllers_pub::{budget, workload};
+use crate::controllers_pub::{budget, start_tuned, workload};
 
 fn status_writes() -> Requests {
     Requests::on("policy.kruise.io", "podunavailablebudgets").subresource(axum::http::Method::PUT, "status")
@@ -36,23 +30,6 @@ async fn throttled_budget(retry_after_seconds: u64, times: Option<u32>) -> Clust
         times,
     );
     cluster
-}
-
-async fn start(cluster: &Cluster, tuning: Tuning) -> tokio::task::JoinHandle<()> {
-    let client = cluster.client.clone();
-    let cache = ClusterCache::start(&client, "kruise-system");
-    tokio::time::timeout(Duration::from_secs(5), cache.wait_until_ready())
-        .await
-        .expect("caches synced")
-        .unwrap();
-    tokio::spawn(controllers::pub_status::run(Context {
-        client,
-        view: Arc::new(cache),
-        uninjected_pods: Default::default(),
-        settings: Default::default(),
-        clock: Default::default(),
-        tuning,
-    }))
 }
 
 fn total_replicas(cluster: &Cluster) -> Value {
@@ -72,7 +49,7 @@ async fn written_within(cluster: &Cluster, limit: Duration) -> Duration {
 async fn a_status_write_throttled_twice_waits_as_told_and_lands() {
     common::init();
     let cluster = throttled_budget(1, Some(2)).await;
-    let task = start(&cluster, Tuning::default()).await;
+    let task = start_tuned(&cluster, Tuning::default()).await;
     let took = written_within(&cluster, Duration::from_secs(10)).await;
     let refused = cluster.api().refusals.refused(&status_writes());
     task.abort();
@@ -93,7 +70,7 @@ async fn a_status_write_throttled_past_its_bound_fails_the_pass_which_is_retried
         status_write_bound: Duration::from_secs(1),
         ..Tuning::default()
     };
-    let task = start(&cluster, tuning).await;
+    let task = start_tuned(&cluster, tuning).await;
     tokio::time::sleep(Duration::from_millis(3500)).await;
     let refusals = &cluster.api().refusals;
     // One attempt abandoned at the bound, then the requeue's wait (a pod change may bring one more
