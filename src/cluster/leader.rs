@@ -5,7 +5,7 @@
 //! ([`next_action`]); the loop around it writes with resourceVersion preconditions, so two replicas can
 //! never both win the same round.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use k8s_openapi::{
     api::coordination::v1::{Lease, LeaseSpec},
@@ -20,8 +20,15 @@ use tokio::sync::watch;
 
 /// How long a lease stays valid without renewal.
 pub const LEASE_DURATION: Duration = Duration::from_secs(15);
-/// How often the holder renews.
-pub const RENEW_INTERVAL: Duration = Duration::from_secs(5);
+/// How long the holder keeps leading while its renewals fail (an API server restarting, say): well
+/// inside [`LEASE_DURATION`], so no one else can have taken over (client-go's renew deadline).
+pub const RENEW_DEADLINE: Duration = Duration::from_secs(10);
+/// How often a round runs: the holder renews, the others look whether the Lease ran out
+/// (client-go's retry period; these three are controller-runtime's defaults, which OpenKruise keeps).
+pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
+/// The longest one round may take.
+const ROUND_TIMEOUT: Duration = Duration::from_secs(4);
+const _: () = assert!(RENEW_DEADLINE.as_secs() < LEASE_DURATION.as_secs());
 
 /// What to do with the Lease this round.
 #[derive(Debug, PartialEq, Eq)]
@@ -55,6 +62,12 @@ pub fn next_action(lease: Option<&Lease>, identity: &str, now: Timestamp) -> Lea
     }
 }
 
+/// Whether a holder whose last successful renewal was at `renewed` still leads at `now` although
+/// its latest round failed.
+pub fn still_leading(renewed: Option<Instant>, now: Instant) -> bool {
+    renewed.is_some_and(|at| now.saturating_duration_since(at) < RENEW_DEADLINE)
+}
+
 /// Runs the election and reports leadership through a watch channel.
 pub struct LeaderElector {
     api: Api<Lease>,
@@ -76,24 +89,47 @@ impl LeaderElector {
     pub fn spawn(self) -> watch::Receiver<bool> {
         let (tx, rx) = watch::channel(false);
         tokio::spawn(async move {
+            let mut renewed: Option<Instant> = None;
             loop {
-                let leading = match self.round().await {
-                    Ok(leading) => leading,
-                    Err(e) => {
+                // Leading on an older renewal, the round may take only what is left of the deadline.
+                let deadline = renewed.map(|at| at + RENEW_DEADLINE);
+                let left = |deadline: Instant| deadline.saturating_duration_since(Instant::now());
+                let bound = deadline.map_or(ROUND_TIMEOUT, |d| left(d).min(ROUND_TIMEOUT));
+                let round = tokio::time::timeout(bound, self.round()).await;
+                let leading = match &round {
+                    Ok(Ok(won)) => {
+                        renewed = won.then(Instant::now);
+                        *won
+                    }
+                    Ok(Err(e)) => {
                         tracing::warn!(lease = %self.name, error = %e, "leader election round failed");
-                        false
+                        still_leading(renewed, Instant::now())
+                    }
+                    Err(_) => {
+                        tracing::warn!(lease = %self.name, timeout = ?bound, "leader election round timed out");
+                        still_leading(renewed, Instant::now())
                     }
                 };
+                if !leading {
+                    renewed = None;
+                }
                 if *tx.borrow() != leading {
                     tracing::info!(lease = %self.name, leading, "leadership changed");
                 }
                 tx.send_replace(leading);
-                tokio::time::sleep(RENEW_INTERVAL).await;
+                let pause = match (&round, deadline) {
+                    // Leading on an older renewal: wake at the deadline at the latest, to step down
+                    // on time.
+                    (Ok(Err(_)) | Err(_), Some(deadline)) if leading => RETRY_PERIOD.min(left(deadline)),
+                    _ => RETRY_PERIOD,
+                };
+                tokio::time::sleep(pause).await;
             }
         });
         rx
     }
 
+    /// One round: `true` when we hold the Lease after it.
     async fn round(&self) -> Result<bool, kube::Error> {
         let lease = self.api.get_opt(&self.name).await?;
         let now = Timestamp::now();
@@ -168,5 +204,15 @@ mod tests {
             next_action(Some(&lease(None, 3)), "a", now),
             LeaseAction::TakeOver
         );
+    }
+
+    #[test]
+    fn a_holder_keeps_leading_through_failed_renewals_until_the_renew_deadline() {
+        let renewed = Instant::now();
+        let at = |secs: u64| renewed + Duration::from_secs(secs);
+        assert!(still_leading(Some(renewed), at(0)));
+        assert!(still_leading(Some(renewed), at(9)));
+        assert!(!still_leading(Some(renewed), at(10)));
+        assert!(!still_leading(None, at(0)), "never renewed: not leading");
     }
 }

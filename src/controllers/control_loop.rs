@@ -22,16 +22,16 @@ use std::{
     time::Duration,
 };
 
-use futures::StreamExt as _;
+use futures::{StreamExt as _, TryStreamExt as _};
 use kruise_api::PodRecord;
 use kruise_webhooks::WriteTarget;
 use kube::{
     Api, Resource, ResourceExt as _,
     api::{ApiResource, DynamicObject},
     runtime::{
-        Controller,
+        Controller, WatchStreamExt as _,
         controller::{Action, Config},
-        reflector::{ObjectRef, Store},
+        reflector::{self, ObjectRef, Store},
         watcher,
     },
 };
@@ -148,6 +148,8 @@ pub struct Triggers<K: Object> {
     controller: Controller<K>,
     client: kube::Client,
     known: Arc<Known<K>>,
+    /// Turns true once the controller's own watch has listed its objects.
+    listed: tokio::sync::watch::Receiver<bool>,
     sightings: Arc<PodSightings>,
 }
 
@@ -215,11 +217,18 @@ impl<K: Object> Triggers<K> {
         W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
     {
         let known = self.known.clone();
+        let api = Api::<W>::all(self.client.clone());
+        // The watch starts once the controller's own objects are listed. Before that, a change would
+        // map to no object (a selector selects nothing yet, a pod's sighting is dropped as its owner's
+        // is unknown), and the pass the listing brings could decide from a cache older than the change:
+        // after a new leader starts on caches an API server outage left behind, nothing would correct it.
+        let mut listed = self.listed.clone();
+        let trigger = futures::stream::once(async move { listed.wait_for(|l| *l).await.is_ok() })
+            .filter(|listed| std::future::ready(*listed))
+            .flat_map(move |_| watcher(api.clone(), config.clone()).touched_objects());
         self.controller = self
             .controller
-            .watches(Api::<W>::all(self.client.clone()), config, move |w: W| {
-                owners(&w, &known)
-            });
+            .watches_stream(trigger, move |w: W| owners(&w, &known));
         self
     }
 }
@@ -492,7 +501,22 @@ fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Ar
 /// Runs `reconciler`'s controller until aborted.
 pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
     let client = context.client.clone();
-    let controller = Controller::new(Api::<R::Object>::all(client.clone()), watch_config()).with_config(
+    // `Controller::new`'s own watch, plus the signal that it has listed (the store's
+    // `wait_until_ready` wakes only one of several waiters, and the controller's runner is one).
+    let writer = reflector::store::Writer::<R::Object>::default();
+    let store = writer.as_reader();
+    let (listed_tx, listed) = tokio::sync::watch::channel(false);
+    let objects = reflector::reflector(
+        writer,
+        watcher(Api::<R::Object>::all(client.clone()), watch_config()),
+    )
+    .inspect_ok(move |event| {
+        if matches!(event, watcher::Event::InitDone) {
+            listed_tx.send_replace(true);
+        }
+    })
+    .applied_objects();
+    let controller = Controller::for_stream(objects, store).with_config(
         Config::default()
             .concurrency(R::CONCURRENCY)
             .debounce(R::DEBOUNCE),
@@ -506,6 +530,7 @@ pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
         controller,
         client,
         known: known.clone(),
+        listed,
         sightings: sightings.clone(),
     });
     let shared = Arc::new(Shared {

@@ -58,6 +58,16 @@ impl Replica {
             .sum::<f64>() as u64
     }
 
+    /// How many lines it logged with `message`.
+    pub fn logged(&self, message: &str) -> usize {
+        self.reported.logged(message)
+    }
+
+    /// The last lines it logged.
+    pub fn log_tail(&self) -> String {
+        self.reported.tail()
+    }
+
     /// The process has not exited.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

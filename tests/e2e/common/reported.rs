@@ -4,7 +4,7 @@
 //! ("probes listening" with `metrics_addr`, "kruise webhook server listening" with `webhook_addr`).
 
 use std::{
-    collections::VecDeque,
+    collections::{HashMap, VecDeque},
     io::{BufRead as _, BufReader},
     net::SocketAddr,
     process::{Child, Command, Stdio},
@@ -20,6 +20,8 @@ struct Seen {
     metrics: Option<SocketAddr>,
     webhook: Option<SocketAddr>,
     tail: VecDeque<String>,
+    /// How many lines carried each message.
+    messages: HashMap<String, usize>,
 }
 
 /// What a child reported about its listeners; its stderr is read (and drained) by a thread.
@@ -27,7 +29,8 @@ struct Seen {
 pub struct Reported(Arc<Mutex<Seen>>);
 
 /// Spawns `command` (a `kruise serve …` that binds `--port 0` and `--metrics-addr 127.0.0.1:0`) with
-/// JSON logs on stderr, at least `info` from the server module whatever `RUST_LOG` it was given.
+/// JSON logs on stderr, at least `info` from the server module and leader election whatever
+/// `RUST_LOG` it was given.
 pub fn spawn(command: &mut Command) -> (Child, Reported) {
     let level = command
         .get_envs()
@@ -37,7 +40,10 @@ pub fn spawn(command: &mut Command) -> (Child, Reported) {
         .unwrap_or_else(|| "info".into());
     let mut child = command
         .env("KRUISE_LOG_FORMAT", "json")
-        .env("RUST_LOG", format!("{level},kruise_rs::server=info"))
+        .env(
+            "RUST_LOG",
+            format!("{level},kruise_rs::server=info,kruise_rs::cluster::leader=info"),
+        )
         .stderr(Stdio::piped())
         .spawn()
         .expect("the child starts");
@@ -51,6 +57,9 @@ pub fn spawn(command: &mut Command) -> (Child, Reported) {
             let mut seen = seen.lock().unwrap();
             seen.metrics = seen.metrics.or(addr("metrics_addr"));
             seen.webhook = seen.webhook.or(addr("webhook_addr"));
+            if let Some(message) = fields.get("message").and_then(|m| m.as_str()) {
+                *seen.messages.entry(message.to_string()).or_default() += 1;
+            }
             if seen.tail.len() == TAIL {
                 seen.tail.pop_front();
             }
@@ -69,6 +78,12 @@ impl Reported {
     /// The webhook address, once bound.
     pub async fn webhook(&self) -> SocketAddr {
         self.wait("the webhook address", |s| s.webhook).await
+    }
+
+    /// How many lines the child logged with `message`.
+    pub fn logged(&self, message: &str) -> usize {
+        let seen = self.0.lock().unwrap();
+        seen.messages.get(message).copied().unwrap_or(0)
     }
 
     /// The last lines the child logged.

@@ -99,16 +99,7 @@ pub(super) async fn sync(k: &CriKubelet, api: &Api, pod: &Value, found: Found) -
         for old in runs.iter().skip(2) {
             let _ = k.runtime.remove_container(&old.id).await;
         }
-        let outcome = container(
-            k,
-            api,
-            pod,
-            spec,
-            runs.first().copied(),
-            &sandbox_id,
-            &sandbox_config,
-        )
-        .await;
+        let outcome = container(k, api, pod, spec, &runs, &sandbox_id, &sandbox_config).await;
         let key = (uid.to_owned(), name.to_owned());
         match outcome {
             Outcome::Done => {
@@ -133,22 +124,25 @@ pub(super) async fn sync(k: &CriKubelet, api: &Api, pod: &Value, found: Found) -
 }
 
 /// One container: started when it has no run, recreated when its hash changed, restarted after its
-/// back-off when it exited and `restartPolicy` says so.
+/// back-off when it exited and `restartPolicy` says so. `runs` are its runs in this sandbox, newest
+/// first.
 async fn container(
     k: &CriKubelet,
     api: &Api,
     pod: &Value,
     spec: &Value,
-    newest: Option<&Container>,
+    runs: &[&Container],
     sandbox_id: &str,
     sandbox_config: &PodSandboxConfig,
 ) -> Outcome {
+    // A new run replaces the one before the newest, so that kubelet's two runs stay two.
+    let before = runs.get(1).map(|c| c.id.as_str());
     let name = spec["name"].as_str().unwrap_or_default();
     let image = spec["image"].as_str().unwrap_or_default();
     let key = (meta::uid_of(pod).to_owned(), name.to_owned());
     let failed = lock(&k.state).failures.get(&key).cloned();
-    let Some(newest) = newest else {
-        return start(k, api, pod, spec, 0, sandbox_id, sandbox_config, failed).await;
+    let Some(newest) = runs.first() else {
+        return start(k, api, pod, spec, 0, None, sandbox_id, sandbox_config, failed).await;
     };
     let count = status::restart_count(&newest.annotations);
     let current =
@@ -165,7 +159,18 @@ async fn container(
                 };
                 return Outcome::Wait(waiting, Instant::now() + k.options.back_off);
             }
-            start(k, api, pod, spec, count + 1, sandbox_id, sandbox_config, failed).await
+            start(
+                k,
+                api,
+                pod,
+                spec,
+                count + 1,
+                before,
+                sandbox_id,
+                sandbox_config,
+                failed,
+            )
+            .await
         }
         ContainerState::ContainerExited => {
             let Ok(exited) = k.runtime.container_status(&newest.id).await else {
@@ -176,7 +181,18 @@ async fn container(
             }
             if failed.is_some() {
                 // A restart that failed (a pull, say) retries on its own back-off.
-                return start(k, api, pod, spec, count + 1, sandbox_id, sandbox_config, failed).await;
+                return start(
+                    k,
+                    api,
+                    pod,
+                    spec,
+                    count + 1,
+                    before,
+                    sandbox_id,
+                    sandbox_config,
+                    failed,
+                )
+                .await;
             }
             let delay = if current {
                 back_off(k.options.back_off, count)
@@ -201,18 +217,29 @@ async fn container(
                 };
                 return Outcome::Wait(waiting, Instant::now() + (delay - waited));
             }
-            start(k, api, pod, spec, count + 1, sandbox_id, sandbox_config, None).await
+            start(
+                k,
+                api,
+                pod,
+                spec,
+                count + 1,
+                before,
+                sandbox_id,
+                sandbox_config,
+                None,
+            )
+            .await
         }
         // Created but never started (a start that failed), or unknown: run it again.
         _ => {
             let _ = k.runtime.remove_container(&newest.id).await;
-            start(k, api, pod, spec, count, sandbox_id, sandbox_config, failed).await
+            start(k, api, pod, spec, count, None, sandbox_id, sandbox_config, failed).await
         }
     }
 }
 
-/// Pulls (per `imagePullPolicy`), creates and starts a run of `spec`; a failure becomes the
-/// container's `waiting` reason until a retry after its back-off.
+/// Pulls (per `imagePullPolicy`), creates and starts a run of `spec`, removing the run it `retires`
+/// first; a failure becomes the container's `waiting` reason until a retry after its back-off.
 #[allow(clippy::too_many_arguments)]
 async fn start(
     k: &CriKubelet,
@@ -220,6 +247,7 @@ async fn start(
     pod: &Value,
     spec: &Value,
     restart_count: u32,
+    retires: Option<&str>,
     sandbox_id: &str,
     sandbox_config: &PodSandboxConfig,
     failed: Option<Failure>,
@@ -257,6 +285,9 @@ async fn start(
         Ok(c) => c,
         Err(message) => return fail("CreateContainerConfigError", message),
     };
+    if let Some(old) = retires {
+        let _ = k.runtime.remove_container(old).await;
+    }
     let id = match k
         .runtime
         .create_container(sandbox_id, config, sandbox_config.clone())
