@@ -26,15 +26,11 @@ use super::{
     Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, carry_out, is_conflict},
+    workload_actions::{CONFLICT_REQUEUE, EXPECTATION_RECHECK, Owner, carry_out, is_conflict},
 };
 
 /// Safety net: every job is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
-/// Requeue after a conflict.
-pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
-/// While planning waits on unobserved writes, look again this soon.
-pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
 
 /// The event reporter.
 pub fn reporter() -> Reporter {

@@ -32,20 +32,17 @@ use kube::{
 use tracing::Instrument as _;
 
 use super::{
-    Context, ControllerView, ERROR_REQUEUE, Error,
+    Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
 };
 
-use super::workload_actions::{Owner, adopt, carry_out, is_conflict};
+use super::workload_actions::{
+    CONFLICT_REQUEUE, Owner, adopt, after_adoption, carry_out, is_conflict, while_waiting,
+};
 
 /// Safety net: every CloneSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
-/// While planning waits on unobserved writes, look again this soon (the cache and the trigger watch are
-/// separate streams, so the trigger can arrive before the cache shows our write).
-pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
-/// Requeue after a status conflict (the CloneSet changed since it was read).
-pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
 
 /// The event reporter (`reportingController` / `reportingInstance`).
 pub fn reporter() -> Reporter {
@@ -202,12 +199,7 @@ async fn pass(
     if !orphans.is_empty() && expectations.is_satisfied() {
         let adopted = adopt(&state.context.client, &*cs, &orphans, &mut expectations, now).await;
         pass.keep(expectations);
-        return match adopted {
-            // Plan once the cache shows them owned (the expectations wait for it).
-            Ok(()) => Ok(Next::After(EXPECTATION_RECHECK)),
-            Err(e) if is_conflict(&e) => Ok(Next::After(CONFLICT_REQUEUE)),
-            Err(e) => Err(e.into()),
-        };
+        return after_adoption(adopted);
     }
     let input = Input {
         cloneset: &cs,
@@ -224,20 +216,7 @@ async fn pass(
         }
     })?;
     if plan.waiting {
-        return Ok(match plan.requeue_after {
-            Some(left) => {
-                tracing::debug!("waiting for the cache to show earlier writes");
-                Next::After(left.min(EXPECTATION_RECHECK))
-            }
-            None => {
-                // Leaked (past the expectation timeout): OpenKruise keeps waiting; so do we, slower.
-                tracing::warn!(
-                    ?expectations,
-                    "expectations unobserved past their timeout; still waiting"
-                );
-                Next::After(ERROR_REQUEUE)
-            }
-        });
+        return Ok(while_waiting(plan.requeue_after, &expectations));
     }
     let counts = Counts::of(&plan);
     span.record("creates", counts.creates);

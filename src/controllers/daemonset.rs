@@ -23,18 +23,14 @@ use kube::{
 use tracing::Instrument as _;
 
 use super::{
-    Context, ControllerView, ERROR_REQUEUE, Error,
+    Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, carry_out, is_conflict},
+    workload_actions::{CONFLICT_REQUEUE, Owner, carry_out, is_conflict, while_waiting},
 };
 
 /// Safety net: every DaemonSet is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
-/// While planning waits on unobserved writes, look again this soon.
-pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
-/// Requeue after a conflict.
-pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
 
 /// The event reporter (OpenKruise's source `daemonset-controller`).
 pub fn reporter() -> Reporter {
@@ -104,16 +100,7 @@ async fn pass(state: &State, ds: Arc<DaemonSet>, pass: Pass<DaemonSet, Expectati
         message: e.to_string(),
     })?;
     if plan.waiting {
-        return Ok(match plan.requeue_after {
-            Some(left) => Next::After(left.min(EXPECTATION_RECHECK)),
-            None => {
-                tracing::warn!(
-                    ?expectations,
-                    "expectations unobserved past their timeout; still waiting"
-                );
-                Next::After(ERROR_REQUEUE)
-            }
-        });
+        return Ok(while_waiting(plan.requeue_after, &expectations));
     }
     let owner = Owner {
         client: &state.context.client,

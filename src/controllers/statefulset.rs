@@ -26,18 +26,16 @@ use kube::{
 use tracing::Instrument as _;
 
 use super::{
-    Context, ControllerView, ERROR_REQUEUE, Error,
+    Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
     pods,
-    workload_actions::{Owner, adopt, carry_out, is_conflict},
+    workload_actions::{
+        CONFLICT_REQUEUE, Owner, adopt, after_adoption, carry_out, is_conflict, while_waiting,
+    },
 };
 
 /// Safety net: every set is re-planned at least this often.
 pub const RESYNC: Duration = Duration::from_secs(300);
-/// While planning waits on unobserved writes, look again this soon.
-pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
-/// Requeue after a conflict.
-pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
 
 /// The event reporter.
 pub fn reporter() -> Reporter {
@@ -141,11 +139,7 @@ async fn pass(
     if !orphans.is_empty() && expectations.is_satisfied() {
         let adopted = adopt(&state.context.client, &*set, &orphans, &mut expectations, now).await;
         pass.keep(expectations);
-        return match adopted {
-            Ok(()) => Ok(Next::After(EXPECTATION_RECHECK)),
-            Err(e) if is_conflict(&e) => Ok(Next::After(CONFLICT_REQUEUE)),
-            Err(e) => Err(e.into()),
-        };
+        return after_adoption(adopted);
     }
     let input = Input {
         set: &set,
@@ -163,16 +157,7 @@ async fn pass(
         message: e.to_string(),
     })?;
     if plan.waiting {
-        return Ok(match plan.requeue_after {
-            Some(left) => Next::After(left.min(EXPECTATION_RECHECK)),
-            None => {
-                tracing::warn!(
-                    ?expectations,
-                    "expectations unobserved past their timeout; still waiting"
-                );
-                Next::After(ERROR_REQUEUE)
-            }
-        });
+        return Ok(while_waiting(plan.requeue_after, &expectations));
     }
     let owner = Owner {
         client: &state.context.client,

@@ -2,7 +2,7 @@
 //! each action as an API call in order, its event, its expectation, and the resourceVersion
 //! precondition chained from an earlier patch of the same pod in the same pass.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::{
@@ -21,6 +21,8 @@ use kube::{
 use serde_json::json;
 
 use kube::runtime::events::Recorder;
+
+use super::{ERROR_REQUEUE, Error, control_loop::Next};
 
 /// Who carries a plan out: the client, the event recorder and the workload the plan is for.
 pub struct Owner<'a, K> {
@@ -351,6 +353,41 @@ pub fn chain_precondition<'a>(
             std::borrow::Cow::Owned(step)
         }
         _ => std::borrow::Cow::Borrowed(step),
+    }
+}
+
+/// While a plan waits for the cache to show earlier writes, look again this soon (the cache and the
+/// trigger watch are separate streams, so a trigger can come before the cache shows our write).
+pub const EXPECTATION_RECHECK: Duration = Duration::from_millis(300);
+/// A pass whose write conflicted plans again this soon.
+pub const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// What follows a plan that waits for the cache to show earlier writes: a look again when they are due,
+/// within [`EXPECTATION_RECHECK`]; unobserved past their timeout (`requeue_after` empty), a warning and
+/// a slower look ([`ERROR_REQUEUE`]): OpenKruise keeps waiting too.
+pub fn while_waiting(requeue_after: Option<Duration>, expectations: &impl std::fmt::Debug) -> Next {
+    match requeue_after {
+        Some(left) => {
+            tracing::debug!("waiting for the cache to show earlier writes");
+            Next::After(left.min(EXPECTATION_RECHECK))
+        }
+        None => {
+            tracing::warn!(
+                ?expectations,
+                "expectations unobserved past their timeout; still waiting"
+            );
+            Next::After(ERROR_REQUEUE)
+        }
+    }
+}
+
+/// What follows adopting orphans: the next plan once the cache shows them owned (the expectations wait
+/// for it); a conflict plans again soon.
+pub fn after_adoption(adopted: Result<(), kube::Error>) -> Result<Next, Error> {
+    match adopted {
+        Ok(()) => Ok(Next::After(EXPECTATION_RECHECK)),
+        Err(e) if is_conflict(&e) => Ok(Next::After(CONFLICT_REQUEUE)),
+        Err(e) => Err(e.into()),
     }
 }
 
