@@ -6,7 +6,7 @@
 //! seen in its store, during the outage too. A short outage leaves the leader leading; a long one
 //! makes it step down and lead again on caches the outage left behind.
 
-use crate::common;
+use crate::common::{self, poll_until};
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -113,17 +113,6 @@ fn on_image(api: &Api, image: &str) -> (usize, usize, usize) {
     (on.len(), on.iter().filter(|p| ready(p)).count(), live.len())
 }
 
-async fn wait(what: &str, seconds: u64, mut done: impl AsyncFnMut() -> bool) {
-    let started = Instant::now();
-    while !done().await {
-        assert!(
-            started.elapsed() < Duration::from_secs(seconds),
-            "timed out after {seconds} s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Requests of `method` on pods (no subresource) since `before`.
 fn pod_requests(
     api: &Api,
@@ -174,7 +163,7 @@ async fn rollout_through_a_restart(down: Duration) -> usize {
     let k = pg.write_kubeconfig(&dir.path().join("kubeconfig")).unwrap();
 
     let mut replica = Replica::start(&k, "replica-a", &[]);
-    wait("kruise serve to be ready", 60, async || replica.ready().await).await;
+    poll_until("kruise serve to be ready", 60, async || replica.ready().await).await;
     let proxying = tokio::spawn(proxy(
         tokio::net::TcpListener::from_std(listener).unwrap(),
         vec![replica.webhook().await],
@@ -189,7 +178,7 @@ async fn rollout_through_a_restart(down: Duration) -> usize {
             "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1, "podUpdatePolicy": "ReCreate"}}}});
     let (created, _, err) = kubectl(&k, &["apply", "-f", "-"], Some(&cloneset.to_string()));
     assert!(created, "{err}");
-    wait("6 ready pods on v1", 60, async || {
+    poll_until("6 ready pods on v1", 60, async || {
         on_image(&api, "app:v1") == (REPLICAS, REPLICAS, REPLICAS)
     })
     .await;
@@ -215,7 +204,7 @@ async fn rollout_through_a_restart(down: Duration) -> usize {
             r#"{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"app:v2"}]}}}}"#,
         ],
     );
-    wait("the rollout to be under way (2 pods on v2)", 60, async || {
+    poll_until("the rollout to be under way (2 pods on v2)", 60, async || {
         on_image(&api, "app:v2").0 >= 2
     })
     .await;
@@ -235,12 +224,12 @@ async fn rollout_through_a_restart(down: Duration) -> usize {
     );
     // The port really closes: connections are refused while the server is down.
     let addr = pg.playground.addr();
-    wait("the API server's port to refuse connections", 5, async || {
+    poll_until("the API server's port to refuse connections", 5, async || {
         tokio::net::TcpStream::connect(addr).await.is_err()
     })
     .await;
     let went_down = Instant::now();
-    wait("the API server to listen again", 30, async || {
+    poll_until("the API server to listen again", 30, async || {
         api.restarts.completed() == 1
     })
     .await;
@@ -279,7 +268,7 @@ async fn rollout_through_a_restart(down: Duration) -> usize {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let finished_after = back.elapsed();
-    wait("the CloneSet status to say 6 updated and ready", 60, async || {
+    poll_until("the CloneSet status to say 6 updated and ready", 60, async || {
         let cloneset = api
             .store
             .get(&ResKey::new("apps.kruise.io", "clonesets"), NS, "web")
@@ -287,7 +276,7 @@ async fn rollout_through_a_restart(down: Duration) -> usize {
         cloneset["status"]["updatedReadyReplicas"] == REPLICAS
     })
     .await;
-    wait("kruise serve to be ready", 30, async || replica.ready().await).await;
+    poll_until("kruise serve to be ready", 30, async || replica.ready().await).await;
     assert!(replica.running(), "kruise serve exited");
 
     let seen = seen.lock().unwrap().clone();

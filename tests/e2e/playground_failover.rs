@@ -4,13 +4,12 @@
 //! watch sees. The webhook Service resolves to a test proxy that forwards each connection to the first
 //! replica in turn (or the other when that one refuses), as a Service forwards to its endpoints.
 
-use crate::common;
+use crate::common::{self, poll_until};
 
 use std::{
     collections::{BTreeMap, BTreeSet},
     path::Path,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
 };
 
 use common::kubectl::{kubectl, ok, serve};
@@ -81,17 +80,6 @@ async fn watch(pods: Api<Pod>, seen: Arc<Mutex<Seen>>) {
     }
 }
 
-async fn wait(what: &str, seconds: u64, mut done: impl AsyncFnMut() -> bool) {
-    let started = Instant::now();
-    while !done().await {
-        assert!(
-            started.elapsed() < Duration::from_secs(seconds),
-            "timed out after {seconds} s waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 fn lease_holder(kubeconfig: &Path) -> String {
     let (_, out, _) = kubectl(
         kubeconfig,
@@ -145,12 +133,12 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
     let k = served.kubeconfig.clone();
 
     let mut first = Replica::start(&k, "replica-a", &[]);
-    wait("replica-a to lead and be ready", 60, async || {
+    poll_until("replica-a to lead and be ready", 60, async || {
         first.ready().await && lease_holder(&k) == "replica-a"
     })
     .await;
     let second = Replica::start(&k, "replica-b", &[]);
-    wait("replica-b to be ready", 60, async || second.ready().await).await;
+    poll_until("replica-b to be ready", 60, async || second.ready().await).await;
     let proxying = tokio::spawn(proxy(
         tokio::net::TcpListener::from_std(listener).unwrap(),
         vec![first.webhook().await, second.webhook().await],
@@ -166,7 +154,7 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
     let (created, _, err) = kubectl(&k, &["apply", "-f", "-"], Some(&cloneset.to_string()));
     assert!(created, "{err}");
     let pods: Api<Pod> = Api::namespaced(client_of(&k).await, NS);
-    wait("6 ready pods on v1", 60, async || {
+    poll_until("6 ready pods on v1", 60, async || {
         on_image(&pods, "app:v1").await == (REPLICAS, REPLICAS, REPLICAS)
     })
     .await;
@@ -176,7 +164,7 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
         ..Seen::default()
     }));
     let watching = tokio::spawn(watch(pods.clone(), seen.clone()));
-    wait("the watch to list the 6 pods", 30, async || {
+    poll_until("the watch to list the 6 pods", 30, async || {
         seen.lock().unwrap().uids.len() == REPLICAS
     })
     .await;
@@ -195,7 +183,7 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
             r#"{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"app:v2"}]}}}}"#,
         ],
     );
-    wait("the rollout to be under way (2 pods on v2)", 60, async || {
+    poll_until("the rollout to be under way (2 pods on v2)", 60, async || {
         on_image(&pods, "app:v2").await.0 >= 2
     })
     .await;
@@ -207,12 +195,12 @@ async fn the_other_replica_takes_the_lease_and_finishes_a_rollout_whose_leader_w
     );
 
     // The Lease runs out (15 s) before replica-b may lead; then it finishes the rollout.
-    wait("replica-b to finish the rollout", 90, async || {
+    poll_until("replica-b to finish the rollout", 90, async || {
         on_image(&pods, "app:v2").await == (REPLICAS, REPLICAS, REPLICAS)
     })
     .await;
     assert_eq!(lease_holder(&k), "replica-b");
-    wait("the status to say 6 updated and ready", 30, async || {
+    poll_until("the status to say 6 updated and ready", 30, async || {
         ok(
             &k,
             &[
@@ -255,7 +243,7 @@ async fn a_replica_killed_under_concurrent_evictions_never_lets_a_budget_be_over
     let k = served.kubeconfig.clone();
     let mut first = Replica::start(&k, "replica-a", &[]);
     let second = Replica::start(&k, "replica-b", &[]);
-    wait("both replicas ready", 60, async || {
+    poll_until("both replicas ready", 60, async || {
         first.ready().await && second.ready().await
     })
     .await;
@@ -286,12 +274,12 @@ async fn a_replica_killed_under_concurrent_evictions_never_lets_a_budget_be_over
     let client = client_of(&k).await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
     let all = || kube::api::ListParams::default().labels("app=web");
-    wait("100 ready pods", 90, async || {
+    poll_until("100 ready pods", 90, async || {
         let list = pods.list(&all()).await.unwrap().items;
         list.len() == PODS && list.iter().all(ready)
     })
     .await;
-    wait("the budget to allow 3", 30, async || {
+    poll_until("the budget to allow 3", 30, async || {
         ok(
             &k,
             &[
@@ -331,7 +319,7 @@ async fn a_replica_killed_under_concurrent_evictions_never_lets_a_budget_be_over
             })
         })
         .collect();
-    wait("the first answers", 30, async || {
+    poll_until("the first answers", 30, async || {
         answered.load(std::sync::atomic::Ordering::SeqCst) >= 5
     })
     .await;

@@ -26,6 +26,18 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Polls `done` every 100 ms until it holds; panics after `seconds`, naming `what`.
+pub async fn poll_until(what: &str, seconds: u64, mut done: impl AsyncFnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !done().await {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(seconds),
+            "timed out after {seconds} s waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// Installs ring as the process crypto provider (once).
 pub fn init() {
     let _ = rustls::crypto::ring::default_provider().install_default();
