@@ -60,6 +60,7 @@ pub mod sidecarset;
 pub mod sightings;
 pub mod slow_start;
 pub mod statefulset;
+pub mod triggers;
 pub mod uniteddeployment;
 pub mod workload_actions;
 pub mod workload_spread;

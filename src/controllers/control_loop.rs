@@ -2,9 +2,9 @@
 //!
 //! The loop owns what the controllers used to copy:
 //!
-//! - the kube-runtime `Controller` over the controller's kind, with its trigger watches ([`Triggers`]):
-//!   pod changes (noted in [`PodSightings`], so a pass waits until the shared cache shows them) and
-//!   changes of related kinds, mapped to the objects to reconcile;
+//! - the kube-runtime `Controller` over the controller's kind, with its trigger watches
+//!   (`super::triggers`): pod changes (noted in [`PodSightings`], so a pass waits until the shared
+//!   cache shows them) and changes of related kinds, mapped to the objects to reconcile;
 //! - the freshest copy of the object: the trigger's, the cache's (the webhooks write status too) or
 //!   the one re-read after a conflict, whichever has the highest resourceVersion;
 //! - per-object memory kept between passes (the CloneSet expectations), dropped with the object;
@@ -22,17 +22,14 @@ use std::{
     time::Duration,
 };
 
-use futures::{StreamExt as _, TryStreamExt as _};
-use kruise_api::PodRecord;
+use futures::StreamExt as _;
 use kruise_webhooks::WriteTarget;
 use kube::{
     Api, Resource, ResourceExt as _,
     api::{ApiResource, DynamicObject},
     runtime::{
-        Controller, WatchStreamExt as _,
         controller::{Action, Config},
-        reflector::{self, ObjectRef, Store},
-        watcher,
+        reflector::ObjectRef,
     },
 };
 use serde::{Serialize, de::DeserializeOwned};
@@ -42,6 +39,8 @@ use super::{
     sightings::{CACHE_RECHECK, PodSightings},
 };
 use crate::cluster::status_writes::{self, WriteError};
+
+pub use super::triggers::{Known, Triggers};
 
 /// The longest a failing object waits before its next attempt.
 pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
@@ -114,123 +113,6 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
         object: Arc<Self::Object>,
         pass: Pass<Self::Object, Self::Memory>,
     ) -> impl Future<Output = Result<Next, Error>> + Send;
-}
-
-/// The objects the controller knows (its watch's store), and the shared cache, for trigger mappers.
-pub struct Known<K: Object> {
-    store: Store<K>,
-    view: Arc<dyn ControllerView>,
-}
-
-impl<K: Object> Known<K> {
-    /// The references of the known objects `wanted` picks.
-    pub fn refs(&self, wanted: impl Fn(&K) -> bool) -> Vec<ObjectRef<K>> {
-        self.store
-            .state()
-            .into_iter()
-            .filter(|k| wanted(k))
-            .map(|k| ObjectRef::from_obj(&*k))
-            .collect()
-    }
-
-    /// The shared cluster cache.
-    pub fn view(&self) -> &dyn ControllerView {
-        self.view.as_ref()
-    }
-
-    fn has(&self, namespace: &str, name: &str) -> bool {
-        self.store.get(&ObjectRef::new(name).within(namespace)).is_some()
-    }
-}
-
-/// The watches that trigger passes of `K`.
-pub struct Triggers<K: Object> {
-    controller: Controller<K>,
-    client: kube::Client,
-    known: Arc<Known<K>>,
-    /// Turns true once the controller's own watch has listed its objects.
-    listed: tokio::sync::watch::Receiver<bool>,
-    sightings: Arc<PodSightings>,
-}
-
-fn watch_config() -> watcher::Config {
-    watcher::Config::default().any_semantic()
-}
-
-impl<K: Object> Triggers<K> {
-    /// Pod changes trigger the objects `owners` names; their passes wait until the cache shows the
-    /// pod as this watch saw it.
-    pub fn pods(
-        self,
-        owners: impl Fn(&PodRecord, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
-    ) -> Self {
-        let sightings = self.sightings.clone();
-        self.watch(move |pod: &PodRecord, known: &Known<K>| {
-            let mut refs: Vec<ObjectRef<K>> = Vec::new();
-            for r in owners(pod, known) {
-                if !refs.contains(&r) {
-                    refs.push(r);
-                }
-            }
-            for r in &refs {
-                sightings.saw(r.namespace.as_deref().unwrap_or(""), &r.name, pod);
-            }
-            sightings.retain_owners(|namespace, name| known.has(namespace, name));
-            refs
-        })
-    }
-
-    /// Every known object is passed each time `ticks` yields (a clock jumped forward).
-    pub fn all_on(mut self, ticks: impl futures::Stream<Item = ()> + Send + 'static) -> Self {
-        self.controller = self.controller.reconcile_all_on(ticks);
-        self
-    }
-
-    /// Changes of `W` trigger the objects `owners` names.
-    pub fn watch<W>(self, owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static) -> Self
-    where
-        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
-    {
-        self.watch_with(watch_config(), owners)
-    }
-
-    /// Changes of the `W` objects carrying label `selector` (a label selector string) trigger the
-    /// objects `owners` names: only those objects cross the wire (a change that removes the label
-    /// arrives as a deletion).
-    pub fn watch_labelled<W>(
-        self,
-        selector: &str,
-        owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
-    ) -> Self
-    where
-        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
-    {
-        self.watch_with(watch_config().labels(selector), owners)
-    }
-
-    fn watch_with<W>(
-        mut self,
-        config: watcher::Config,
-        owners: impl Fn(&W, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
-    ) -> Self
-    where
-        W: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
-    {
-        let known = self.known.clone();
-        let api = Api::<W>::all(self.client.clone());
-        // The watch starts once the controller's own objects are listed. Before that, a change would
-        // map to no object (a selector selects nothing yet, a pod's sighting is dropped as its owner's
-        // is unknown), and the pass the listing brings could decide from a cache older than the change:
-        // after a new leader starts on caches an API server outage left behind, nothing would correct it.
-        let mut listed = self.listed.clone();
-        let trigger = futures::stream::once(async move { listed.wait_for(|l| *l).await.is_ok() })
-            .filter(|listed| std::future::ready(*listed))
-            .flat_map(move |_| watcher(api.clone(), config.clone()).touched_objects());
-        self.controller = self
-            .controller
-            .watches_stream(trigger, move |w: W| owners(&w, &known));
-        self
-    }
 }
 
 /// What the loop keeps per object.
@@ -356,7 +238,7 @@ impl<R: Reconciler> Shared<R> {
     fn slot_for(&self, object: &R::Object) -> ObjectRef<R::Object> {
         let key = ObjectRef::from_obj(object);
         let mut slots = lock(&self.slots);
-        slots.retain(|r, slot| self.known.store.get(r).is_some_and(|k| k.meta().uid == slot.uid));
+        slots.retain(|r, slot| self.known.get(r).is_some_and(|k| k.meta().uid == slot.uid));
         slots.entry(key.clone()).or_insert_with(|| Slot {
             uid: object.meta().uid.clone(),
             memory: R::Memory::default(),
@@ -500,39 +382,13 @@ fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Ar
 
 /// Runs `reconciler`'s controller until aborted.
 pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
-    let client = context.client.clone();
-    // `Controller::new`'s own watch, plus the signal that it has listed (the store's
-    // `wait_until_ready` wakes only one of several waiters, and the controller's runner is one).
-    let writer = reflector::store::Writer::<R::Object>::default();
-    let store = writer.as_reader();
-    let (listed_tx, listed) = tokio::sync::watch::channel(false);
-    let objects = reflector::reflector(
-        writer,
-        watcher(Api::<R::Object>::all(client.clone()), watch_config()),
-    )
-    .inspect_ok(move |event| {
-        if matches!(event, watcher::Event::InitDone) {
-            listed_tx.send_replace(true);
-        }
-    })
-    .applied_objects();
-    let controller = Controller::for_stream(objects, store).with_config(
-        Config::default()
-            .concurrency(R::CONCURRENCY)
-            .debounce(R::DEBOUNCE),
-    );
-    let known = Arc::new(Known {
-        store: controller.store(),
-        view: context.view.clone(),
-    });
     let sightings = Arc::new(PodSightings::default());
-    let triggers = reconciler.triggers(Triggers {
-        controller,
-        client,
-        known: known.clone(),
-        listed,
-        sightings: sightings.clone(),
-    });
+    let config = Config::default()
+        .concurrency(R::CONCURRENCY)
+        .debounce(R::DEBOUNCE);
+    let triggers = Triggers::new(&context, sightings.clone(), config);
+    let known = triggers.known();
+    let controller = reconciler.triggers(triggers).into_controller();
     let shared = Arc::new(Shared {
         reconciler: Arc::new(reconciler),
         context,
@@ -540,8 +396,7 @@ pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
         sightings,
         slots: Arc::default(),
     });
-    triggers
-        .controller
+    controller
         .run(reconcile::<R>, error_policy::<R>, shared)
         .for_each(|result| async move {
             if let Err(e) = result {
