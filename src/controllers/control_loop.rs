@@ -32,7 +32,7 @@ use kube::{
         reflector::ObjectRef,
     },
 };
-use serde::{Serialize, de::DeserializeOwned};
+use serde::Serialize;
 
 use super::{
     Context, ControllerView, ERROR_REQUEUE, Error,
@@ -40,7 +40,7 @@ use super::{
 };
 use crate::cluster::status_writes::{self, WriteError};
 
-pub use super::triggers::{Known, Triggers};
+pub use super::triggers::{Known, Object, Triggers};
 
 /// The longest a failing object waits before its next attempt.
 pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
@@ -50,17 +50,6 @@ pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
 pub const STATUS_WRITE_BOUND: Duration = Duration::from_secs(30);
 /// The shortest requeue a pass can ask for.
 const MIN_REQUEUE: Duration = Duration::from_millis(100);
-
-/// A kind a controller reconciles (namespaced, or cluster-scoped like SidecarSet).
-pub trait Object:
-    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
-{
-}
-
-impl<K> Object for K where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
-{
-}
 
 /// What comes after a pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

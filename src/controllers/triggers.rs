@@ -15,9 +15,20 @@ use kube::{
         watcher,
     },
 };
-use serde::de::DeserializeOwned;
+use serde::{Serialize, de::DeserializeOwned};
 
-use super::{Context, ControllerView, control_loop::Object, sightings::PodSightings};
+use super::{Context, ControllerView, sightings::PodSightings};
+
+/// A kind a controller reconciles (namespaced, or cluster-scoped like SidecarSet).
+pub trait Object:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
+{
+}
+
+impl<K> Object for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + Sync + 'static
+{
+}
 
 /// The objects the controller knows (its watch's store), and the shared cache, for trigger mappers.
 pub struct Known<K: Object> {
