@@ -133,11 +133,13 @@ fn a_job_runs_on_every_eligible_node_two_at_a_time_completes_and_its_ttl_deletes
         ],
     );
     let (mut watch, most) = watch_running(k, "all-nodes");
+    // The TTL leaves time for the checks below (six kubectl calls, slow on a loaded machine) to read
+    // the finished job before it is deleted.
     apply(
         k,
         &job(
             "all-nodes",
-            json!({"parallelism": 2, "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": 3},
+            json!({"parallelism": 2, "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": 10},
                 "template": {"spec": {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}}}),
         ),
     );
