@@ -10,9 +10,11 @@
 #   cargo build --release -p kruise-rs --bin kruise && benches/agent_rss.sh [PODS] [IDLE]
 #                                                    (default 100 pods, 60 s; needs root for containerd)
 # KRUISE overrides the binary (default target/release/kruise); AGENT_COMMAND the agent's command (default
-# `$KRUISE daemon`; AGENT_COMMAND=target/release/kruise-daemon measures the agent-only binary); AGENT_ARGS adds flags to it,
-# AGENT_ENV variables to its environment (AGENT_ENV=TOKIO_WORKER_THREADS=16: a build without a fixed
-# worker count then runs as on a 16-core node).
+# `$KRUISE daemon`). The agent as the image ships it, built with its own profile:
+#   cargo build --profile agent -p kruise-rs --bin kruise-daemon
+#   AGENT_COMMAND=target/agent/kruise-daemon benches/agent_rss.sh
+# AGENT_ARGS adds flags to the agent, AGENT_ENV variables to its environment
+# (AGENT_ENV=TOKIO_WORKER_THREADS=16: a build without a fixed worker count then runs as on a 16-core node).
 set -euo pipefail
 PODS=${1:-100}
 IDLE=${2:-60}
