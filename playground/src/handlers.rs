@@ -132,6 +132,7 @@ pub async fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> R
         let token = json!({"ns": meta::namespace(&last), "name": meta::name(&last), "rv": rv});
         list_meta["continue"] = json!(b64.encode(token.to_string()));
         list_meta["remainingItemCount"] = json!(remaining);
+        api.requests.record_cut_list();
     }
     if req.wants_table() {
         let items = api.present_all(def, items).await?;
