@@ -43,12 +43,12 @@ start_serve() {
 status() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 metrics() { curl -sf "http://127.0.0.1:$METRICS_PORT/metrics"; }
 counts() { kubectl get --raw /debug/request-counts; }
-# quantile Q FAMILY LABEL=VALUE [BEFORE_FILE] < metrics: the bucket bound (ms) under which Q of the
+# quantile Q FAMILY LABEL=VALUE METRICS_FILE [BEFORE_FILE]: the bucket bound (ms) under which Q of the
 # observations fall, counting only those since BEFORE_FILE's snapshot.
 quantile() {
   python3 - "$@" <<'EOF'
 import re, sys
-q, family, label = float(sys.argv[1]), sys.argv[2], sys.argv[3]
+q, family, label, now_file = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 def buckets(text):
     out = {}
     for line in text.splitlines():
@@ -57,8 +57,8 @@ def buckets(text):
             le = re.search(r'le="([^"]+)"', m.group(1)).group(1)
             out[float(le)] = float(m.group(2))
     return out
-now = buckets(sys.stdin.read())
-before = buckets(open(sys.argv[4]).read()) if len(sys.argv) > 4 else {}
+now = buckets(open(now_file).read())
+before = buckets(open(sys.argv[5]).read()) if len(sys.argv) > 5 else {}
 cum = sorted((le, n - before.get(le, 0)) for le, n in now.items())
 total = cum[-1][1] if cum else 0
 if total == 0:
@@ -120,8 +120,8 @@ kubectl create namespace idle >/dev/null
 cloneset_yaml idle 1 4 50 | kubectl apply -f - >/dev/null
 until [ "$(ready_pods idle)" -ge 200 ]; do sleep 1; done
 metrics >"$WORK/metrics.idle"
-IDLE_MUTATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=mutate-pod <"$WORK/metrics.idle")
-IDLE_VALIDATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=validate-pod <"$WORK/metrics.idle")
+IDLE_MUTATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=mutate-pod "$WORK/metrics.idle")
+IDLE_VALIDATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=validate-pod "$WORK/metrics.idle")
 log "idle: mutate-pod p99 $IDLE_MUTATE, validate-pod p99 $IDLE_VALIDATE"
 
 # Phase 1: the load.
@@ -145,10 +145,10 @@ done
 READY_SECONDS=$(($(date +%s) - start))
 metrics >"$WORK/metrics.load"
 counts >"$WORK/counts.after"
-LOAD_MUTATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=mutate-pod "$WORK/metrics.idle" <"$WORK/metrics.load")
-LOAD_VALIDATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=validate-pod "$WORK/metrics.idle" <"$WORK/metrics.load")
-PASS_P50=$(quantile 0.5 kruise_controller_pass_duration_seconds controller=cloneset <"$WORK/metrics.load")
-PASS_P99=$(quantile 0.99 kruise_controller_pass_duration_seconds controller=cloneset <"$WORK/metrics.load")
+LOAD_MUTATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=mutate-pod "$WORK/metrics.load" "$WORK/metrics.idle")
+LOAD_VALIDATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=validate-pod "$WORK/metrics.load" "$WORK/metrics.idle")
+PASS_P50=$(quantile 0.5 kruise_controller_pass_duration_seconds controller=cloneset "$WORK/metrics.load" "$WORK/metrics.idle")
+PASS_P99=$(quantile 0.99 kruise_controller_pass_duration_seconds controller=cloneset "$WORK/metrics.load" "$WORK/metrics.idle")
 WRITES=$(writes "$WORK/counts.before" "$WORK/counts.after")
 sleep 30
 STEADY_RSS=$(status $SERVE VmRSS)
