@@ -96,6 +96,8 @@ pub struct Context {
     pub view: Arc<dyn ControllerView>,
     /// The `kruise_sidecarset_uninjected_pods` gauge the SidecarSet controller sets.
     pub uninjected_pods: crate::server::metrics::UninjectedPods,
+    /// The `kruise_controller_pass_duration_seconds` histograms the control loop observes.
+    pub pass_durations: crate::server::metrics::PassDurations,
     /// The feature gates (`ResourceDistributionGate` decides whether that controller runs).
     pub settings: kruise_core::Settings,
     /// What the controllers read as now (the system clock outside the playground).

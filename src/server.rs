@@ -294,6 +294,7 @@ async fn cluster_state(
     let ready = readiness.clone();
     let controller_client = client.clone();
     let uninjected_pods = metrics.sidecarset_uninjected_pods.clone();
+    let pass_durations = metrics.pass_durations.clone();
     let settings = args.settings();
     let tuning = controllers::Tuning {
         node_image_creation_delay: args.nodeimage_creation_delay,
@@ -310,6 +311,7 @@ async fn cluster_state(
                 client: controller_client,
                 view: Arc::new(synced),
                 uninjected_pods,
+                pass_durations,
                 settings,
                 clock,
                 tuning,

@@ -79,6 +79,17 @@ pub fn select(
     p: &ApiPath,
     req: &Request,
 ) -> Result<(Vec<Value>, u64), ApiError> {
+    let (items, rv) = select_shared(api, def, p, req)?;
+    Ok((items.iter().map(|o| Value::clone(o)).collect(), rv))
+}
+
+/// [`select`] without copying the objects: a list copies only the page it answers.
+fn select_shared(
+    api: &Api,
+    def: &ResourceDef,
+    p: &ApiPath,
+    req: &Request,
+) -> Result<(Vec<Arc<Value>>, u64), ApiError> {
     let labels = LabelSelector::parse(
         req.query
             .get("labelSelector")
@@ -92,17 +103,14 @@ pub fn select(
             .unwrap_or_default(),
         &def.kind,
     )?;
-    let (items, rv) = api.store.list(&key(def), p.namespace.as_deref());
-    let items = items
-        .into_iter()
-        .filter(|o| labels.matches(&meta::labels(o)) && fields.matches(o))
-        .collect();
+    let (mut items, rv) = api.store.list_shared(&key(def), p.namespace.as_deref());
+    items.retain(|o| labels.matches(&meta::labels(o)) && fields.matches(o));
     Ok((items, rv))
 }
 
 /// GET of a collection, with selectors, `limit` and `continue`.
 pub async fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> Result<Response, ApiError> {
-    let (mut items, rv) = select(api, def, p, req)?;
+    let (mut items, rv) = select_shared(api, def, p, req)?;
     let b64 = base64::engine::general_purpose::STANDARD;
     if let Some(token) = req.query.get("continue").filter(|c| !c.is_empty()) {
         let bad = || {
@@ -128,11 +136,13 @@ pub async fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> R
     {
         let remaining = items.len() - limit;
         items.truncate(limit);
-        let last = items.last().cloned().unwrap_or_default();
+        let last = items.last().map(|o| Value::clone(o)).unwrap_or_default();
         let token = json!({"ns": meta::namespace(&last), "name": meta::name(&last), "rv": rv});
         list_meta["continue"] = json!(b64.encode(token.to_string()));
         list_meta["remainingItemCount"] = json!(remaining);
+        api.requests.record_cut_list();
     }
+    let items: Vec<Value> = items.iter().map(|o| Value::clone(o)).collect();
     if req.wants_table() {
         let items = api.present_all(def, items).await?;
         let mut t = table::table(def, &items, &rv.to_string());

@@ -101,6 +101,9 @@ async fn dispatch(api: &Arc<Api>, path: &str, req: Request) -> Result<Response, 
         "/openapi/v2" | "/openapi/v2/" => return Ok(openapi::v2(&req)),
         "/playground/clock" => return clock(api, &req),
         "/playground/restart" => return restart(api, &req),
+        "/debug/request-counts" if req.method == Method::GET => {
+            return Ok(json_response(StatusCode::OK, &api.requests.to_json()));
+        }
         _ => {}
     }
     if let Some(gv) = path.strip_prefix("/openapi/v3/") {

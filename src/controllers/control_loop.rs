@@ -39,6 +39,8 @@ use super::{
     sightings::{CACHE_RECHECK, PodSightings},
 };
 use crate::cluster::status_writes::{self, WriteError};
+use crate::server::metrics::ControllerLabels;
+use prometheus_client::metrics::histogram::Histogram;
 
 pub use super::triggers::{Known, Object, Triggers};
 
@@ -220,6 +222,8 @@ struct Shared<R: Reconciler> {
     known: Arc<Known<R::Object>>,
     sightings: Arc<PodSightings>,
     slots: Arc<Slots<R::Object, R::Memory>>,
+    /// This controller's `kruise_controller_pass_duration_seconds` histogram.
+    pass_duration: Histogram,
 }
 
 impl<R: Reconciler> Shared<R> {
@@ -323,7 +327,10 @@ async fn reconcile<R: Reconciler>(trigger: Arc<R::Object>, shared: Arc<Shared<R>
         slots: shared.slots.clone(),
         key: key.clone(),
     };
-    let next = match shared.reconciler.clone().pass(object, pass).await {
+    let started = std::time::Instant::now();
+    let outcome = shared.reconciler.clone().pass(object, pass).await;
+    shared.pass_duration.observe(started.elapsed().as_secs_f64());
+    let next = match outcome {
         Ok(next) => next,
         Err(Error::Conflict { .. }) => {
             tracing::debug!(%namespace, %name, "status write conflicted; deciding again from the API's copy");
@@ -378,7 +385,14 @@ pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
     let triggers = Triggers::new(&context, sightings.clone(), config);
     let known = triggers.known();
     let controller = reconciler.triggers(triggers).into_controller();
+    let pass_duration = context
+        .pass_durations
+        .get_or_create(&ControllerLabels {
+            controller: R::Object::kind(&()).to_lowercase(),
+        })
+        .clone();
     let shared = Arc::new(Shared {
+        pass_duration,
         reconciler: Arc::new(reconciler),
         context,
         known,

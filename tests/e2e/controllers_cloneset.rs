@@ -58,6 +58,7 @@ async fn start(replicas: i32, arm: impl FnOnce(&Cluster)) -> Env {
         client: cluster.client.clone(),
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        pass_durations: kruise_rs::server::metrics::pass_durations(),
         settings: Default::default(),
         clock: Default::default(),
         tuning: Default::default(),

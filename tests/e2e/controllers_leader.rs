@@ -37,6 +37,7 @@ async fn controllers_start_on_leadership_and_stop_when_it_is_lost() {
             client: cluster.client.clone(),
             view: Arc::new(MemoryView::default()),
             uninjected_pods: Default::default(),
+            pass_durations: kruise_rs::server::metrics::pass_durations(),
             settings: Default::default(),
             clock: Default::default(),
             tuning: Default::default(),

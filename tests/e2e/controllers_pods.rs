@@ -15,6 +15,7 @@ fn context(cluster: &Cluster) -> Context {
         client: cluster.client.clone(),
         view: Arc::new(MemoryView::default()),
         uninjected_pods: Default::default(),
+        pass_durations: kruise_rs::server::metrics::pass_durations(),
         settings: Default::default(),
         clock: Default::default(),
         tuning: Default::default(),

@@ -66,6 +66,7 @@ pub(crate) async fn start_tuned(cluster: &Cluster, tuning: Tuning) -> tokio::tas
         client,
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        pass_durations: kruise_rs::server::metrics::pass_durations(),
         settings: Default::default(),
         clock: Default::default(),
         tuning,

@@ -56,6 +56,7 @@ async fn start(arm: impl FnOnce(&Cluster)) -> Env {
         client: cluster.client.clone(),
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        pass_durations: kruise_rs::server::metrics::pass_durations(),
         settings: Default::default(),
         clock: Default::default(),
         tuning: Default::default(),

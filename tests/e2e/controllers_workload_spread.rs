@@ -48,6 +48,7 @@ async fn run_controller(cluster: &Cluster) -> tokio::task::JoinHandle<()> {
         client,
         view: Arc::new(cache),
         uninjected_pods: Default::default(),
+        pass_durations: kruise_rs::server::metrics::pass_durations(),
         settings: Default::default(),
         clock: Default::default(),
         tuning: Default::default(),
