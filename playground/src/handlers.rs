@@ -136,8 +136,11 @@ pub async fn list(api: &Api, def: &ResourceDef, p: &ApiPath, req: &Request) -> R
     {
         let remaining = items.len() - limit;
         items.truncate(limit);
-        let last = items.last().map(|o| Value::clone(o)).unwrap_or_default();
-        let token = json!({"ns": meta::namespace(&last), "name": meta::name(&last), "rv": rv});
+        let (ns, name) = items
+            .last()
+            .map(|o| (meta::namespace(o), meta::name(o)))
+            .unwrap_or_default();
+        let token = json!({"ns": ns, "name": name, "rv": rv});
         list_meta["continue"] = json!(b64.encode(token.to_string()));
         list_meta["remainingItemCount"] = json!(remaining);
         api.requests.record_cut_list();
