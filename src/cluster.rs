@@ -12,6 +12,7 @@ pub use ca_bundle::CaBundlePublisher;
 pub use caches::{ClusterCache, ReadError};
 pub use cert_secret::{CertSecret, SecretError};
 pub use leader::LeaderElector;
+pub use reflector::{Change, Reflector};
 
 /// The API server refused a request for its own load (API Priority and Fairness: 429, or 503): the
 /// caller may retry later. One rule for admission's writes and reads and the controllers' writes.

@@ -33,10 +33,10 @@
 //! resourceVersion they were computed from (the admission webhooks write the same status documents) —
 //! a conflict means re-read and decide again, never overwrite.
 //!
-//! Related objects are read from the cluster cache the webhooks already keep ([`ControllerView`]), so a
-//! controller adds a trigger watch, not another copy of every pod. The trigger and the cache are separate
-//! watches, so a pass first waits until the cache shows the pod versions its trigger saw
-//! ([`sightings`]): a status is never counted from an older cache.
+//! Related objects are read from the cluster cache the webhooks already keep ([`ControllerView`]), and
+//! pod changes trigger passes from that cache's own pod watch, told after the cache shows them: one pod
+//! watch and one copy of every pod per process, and a pass never counts a status from a cache older
+//! than the change that triggered it.
 
 pub mod advancedcronjob;
 pub mod broadcastjob;
@@ -57,7 +57,6 @@ pub mod pods;
 pub mod pub_status;
 pub mod resource_distribution;
 pub mod sidecarset;
-pub mod sightings;
 pub mod slow_start;
 pub mod statefulset;
 pub mod triggers;
@@ -72,18 +71,30 @@ use kruise_webhooks::{ClusterView, MemoryView};
 use serde_json::Value;
 use tokio::{sync::watch, task::JoinSet};
 
-use crate::cluster::ClusterCache;
+use kruise_api::PodRecord;
+
+use crate::cluster::{ClusterCache, Reflector};
 
 /// The cluster state controllers read: the webhooks' view, plus a way to hand back objects we just
 /// wrote so the webhooks decide from them before the watch delivers them.
 pub trait ControllerView: ClusterView + Send + Sync + 'static {
     /// Remembers an object as the API server returned it after our write.
     fn remember(&self, _object: &Value) {}
+
+    /// The watched pods whose changes trigger passes (`None` for a view without watches: no pod
+    /// change triggers anything).
+    fn watched_pods(&self) -> Option<&Reflector<PodRecord>> {
+        None
+    }
 }
 
 impl ControllerView for ClusterCache {
     fn remember(&self, object: &Value) {
         ClusterCache::remember(self, object);
+    }
+
+    fn watched_pods(&self) -> Option<&Reflector<PodRecord>> {
+        Some(self.pods())
     }
 }
 

@@ -4,7 +4,7 @@
 use std::{borrow::Cow, sync::Arc};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::{
@@ -57,6 +57,16 @@ impl<K: Kind> Lenient<K> {
 impl<'de, K: Kind> Deserialize<'de> for Lenient<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Ok(Lenient::decode(Value::deserialize(deserializer)?))
+    }
+}
+
+/// Serialises the decoded object, or the metadata kept of one that did not decode.
+impl<K: Serialize> Serialize for Lenient<K> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Lenient::Decoded(object) => object.serialize(serializer),
+            Lenient::Skipped(skipped) => serde_json::json!({"metadata": skipped.0}).serialize(serializer),
+        }
     }
 }
 

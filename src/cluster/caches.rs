@@ -133,6 +133,11 @@ impl ClusterCache {
         }
     }
 
+    /// The pods, watched: the one pod watch of the process, whose changes trigger the controllers.
+    pub fn pods(&self) -> &Reflector<kruise_api::PodRecord> {
+        &self.kinds.pods
+    }
+
     /// The client the caches watch with (status writes use it too).
     pub fn client(&self) -> &Client {
         &self.client

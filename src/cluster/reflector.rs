@@ -1,5 +1,6 @@
 //! One registered kind, watched: a kube-runtime reflector whose objects decode leniently, plus copies
-//! fresher than the watch (objects we just wrote).
+//! fresher than the watch (objects we just wrote), and the changes it applied, told to subscribers
+//! (the controllers' pod triggers: one pod watch per process).
 
 use std::{
     collections::{HashMap, HashSet},
@@ -24,6 +25,7 @@ use kube::{
         watcher,
     },
 };
+use tokio::sync::{broadcast, watch};
 
 use crate::server::metrics::{KindLabels, SkippedObjects};
 
@@ -44,6 +46,38 @@ pub struct Reflector<K: Kind> {
     /// conflict. A copy is used only while its resourceVersion is ahead of the cached one (OpenKruise
     /// likewise takes the newest of its own cache and the informer's).
     fresh: Arc<Mutex<FreshCopies<K>>>,
+    /// The changes the watch applied, once someone subscribed ([`Reflector::changes`]).
+    changes: Arc<OnceLock<broadcast::Sender<Change<K>>>>,
+    /// Turns true once the store holds the first listing. (The store's own readiness wakes only the
+    /// last of several waiters; a controller's runner over the store is one of them.)
+    listed: Arc<watch::Sender<bool>>,
+}
+
+/// A change the watch applied to the store, told to subscribers once the store shows it.
+#[derive(Clone, Debug)]
+pub enum Change<K> {
+    Applied(Arc<K>),
+    Deleted(Arc<K>),
+    /// The watch listed anew (at start, or after a gap), or the subscriber fell behind: changes may
+    /// have gone untold.
+    Relisted,
+}
+
+/// Changes kept for subscribers that have not read them yet; one who falls further behind is told
+/// [`Change::Relisted`].
+const CHANGES_BUFFERED: usize = 4096;
+
+impl<K: Kind> Change<K> {
+    /// The change `event` made to the store (none for the events of a listing in progress, and for
+    /// objects that do not decode).
+    fn of(event: &watcher::Event<Lenient<K>>) -> Option<Change<K>> {
+        match event {
+            watcher::Event::Apply(object) => object.decoded().cloned().map(Change::Applied),
+            watcher::Event::Delete(object) => object.decoded().cloned().map(Change::Deleted),
+            watcher::Event::InitDone => Some(Change::Relisted),
+            watcher::Event::Init | watcher::Event::InitApply(_) => None,
+        }
+    }
 }
 
 /// Fresh copies by (namespace, name).
@@ -55,6 +89,8 @@ impl<K: Kind> Clone for Reflector<K> {
             store: self.store.clone(),
             generation: self.generation.clone(),
             fresh: self.fresh.clone(),
+            changes: self.changes.clone(),
+            listed: self.listed.clone(),
         }
     }
 }
@@ -73,6 +109,61 @@ impl<K: Kind> Reflector<K> {
         fresh.insert(key_of(&object), Arc::new(object));
     }
 
+    /// The changes the watch applies from now on, each told after the store shows it.
+    pub fn changes(&self) -> impl futures::Stream<Item = Change<K>> + Send + use<K> {
+        let receiver = self
+            .changes
+            .get_or_init(|| broadcast::channel(CHANGES_BUFFERED).0)
+            .subscribe();
+        futures::stream::unfold(receiver, |mut receiver| async move {
+            let change = match receiver.recv().await {
+                Ok(change) => change,
+                Err(broadcast::error::RecvError::Lagged(_)) => Change::Relisted,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            };
+            Some((change, receiver))
+        })
+    }
+
+    /// The store the watch keeps (`None` for an optional kind not served).
+    pub fn store(&self) -> Option<Store<Lenient<K>>> {
+        self.store.get().cloned()
+    }
+
+    /// Drops the fresh copy of `object` once the watch has delivered that version or a later one, or
+    /// the object's deletion.
+    fn forget_fresh(&self, object: &Lenient<K>, deleted: bool) {
+        let mut fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
+        if fresh.is_empty() {
+            return;
+        }
+        let key = key_of(object);
+        if fresh
+            .get(&key)
+            .is_some_and(|copy| deleted || version(&**copy) <= version(object))
+        {
+            fresh.remove(&key);
+        }
+    }
+
+    /// After a listing, drops the fresh copies the store has caught up with or no longer holds.
+    fn forget_stale_fresh(&self) {
+        let Some(store) = self.store.get() else {
+            return;
+        };
+        let mut fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
+        fresh.retain(|(namespace, name), copy| {
+            let key = if K::NAMESPACED {
+                ObjectRef::new(name).within(namespace)
+            } else {
+                ObjectRef::new(name)
+            };
+            store
+                .get(&key)
+                .is_some_and(|cached| version(&**copy) > version(&*cached))
+        });
+    }
+
     /// `cached`, or its fresh copy when that is newer.
     fn newest(&self, cached: Arc<K>, fresh: &HashMap<(String, String), Arc<K>>) -> Arc<K> {
         match fresh.get(&key_of(&*cached)) {
@@ -83,10 +174,11 @@ impl<K: Kind> Reflector<K> {
 
     /// Resolves once the first list has reached the store; optional kinds not served are ready.
     pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
-        match self.store.get() {
-            Some(store) => store.wait_until_ready().await,
-            None => Ok(()),
+        if self.store.get().is_some() {
+            // The sender lives as long as `self`: the wait ends only with the listing.
+            let _ = self.listed.subscribe().wait_for(|listed| *listed).await;
         }
+        Ok(())
     }
 }
 
@@ -144,6 +236,8 @@ impl MakeStore<Watched> for Start {
             store: Arc::new(OnceLock::new()),
             generation: Arc::new(AtomicU64::new(0)),
             fresh: Arc::default(),
+            changes: Arc::default(),
+            listed: Arc::new(watch::channel(false).0),
         };
         let writer = reflector::store::Writer::<Lenient<K>>::default();
         if !K::OPTIONAL {
@@ -153,8 +247,7 @@ impl MakeStore<Watched> for Start {
         let task = Watch {
             client: self.client.clone(),
             skipped: self.skipped.clone(),
-            store: reflector.store.clone(),
-            generation: reflector.generation.clone(),
+            reflector: reflector.clone(),
         };
         tokio::spawn(task.run(writer));
         reflector
@@ -165,8 +258,7 @@ impl MakeStore<Watched> for Start {
 struct Watch<K: Kind> {
     client: Client,
     skipped: SkippedObjects,
-    store: Arc<OnceLock<Store<Lenient<K>>>>,
-    generation: Arc<AtomicU64>,
+    reflector: Reflector<K>,
 }
 
 impl<K: Kind> Watch<K> {
@@ -176,11 +268,12 @@ impl<K: Kind> Watch<K> {
             if !served(&api).await {
                 return;
             }
-            let _ = self.store.set(writer.as_reader());
+            let _ = self.reflector.store.set(writer.as_reader());
         }
         let mut reported = HashSet::new();
         let skipped = self.skipped;
-        let generation = self.generation;
+        let reflector = self.reflector;
+        let generation = reflector.generation.clone();
         let stream = watcher(api, watcher::Config::default().any_semantic())
             .default_backoff()
             .inspect_ok(move |event| {
@@ -194,8 +287,27 @@ impl<K: Kind> Watch<K> {
             });
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
-            if let Err(e) = event {
-                tracing::warn!(kind = %K::kind(&()), error = %e, "watch error; retrying with backoff");
+            let event = match event {
+                Ok(event) => event,
+                Err(e) => {
+                    tracing::warn!(kind = %K::kind(&()), error = %e, "watch error; retrying with backoff");
+                    continue;
+                }
+            };
+            match &event {
+                watcher::Event::Apply(object) => reflector.forget_fresh(object, false),
+                watcher::Event::Delete(object) => reflector.forget_fresh(object, true),
+                watcher::Event::InitDone => {
+                    reflector.listed.send_replace(true);
+                    reflector.forget_stale_fresh();
+                }
+                _ => {}
+            }
+            if let Some(changes) = reflector.changes.get()
+                && let Some(change) = Change::of(&event)
+            {
+                // No subscriber left is not an error.
+                let _ = changes.send(change);
             }
         }
     }
@@ -245,5 +357,107 @@ async fn served<K: Kind>(api: &Api<Lenient<K>>) -> bool {
                 delay = (delay * 2).min(Duration::from_secs(30));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kruise_api::PodRecord;
+    use serde_json::json;
+
+    use super::*;
+
+    fn pod(name: &str, version: &str) -> Lenient<PodRecord> {
+        Lenient::decode(json!({"metadata": {"name": name, "namespace": "ns", "resourceVersion": version}}))
+    }
+
+    fn unwatched() -> Reflector<PodRecord> {
+        Reflector {
+            store: Arc::new(OnceLock::new()),
+            generation: Arc::default(),
+            fresh: Arc::default(),
+            changes: Arc::default(),
+            listed: Arc::new(watch::channel(false).0),
+        }
+    }
+
+    fn remembered(reflector: &Reflector<PodRecord>, name: &str, version: &str) {
+        let Lenient::Decoded(copy) = pod(name, version) else {
+            panic!("decodes")
+        };
+        reflector.remember((*copy).clone());
+    }
+
+    fn fresh_names(reflector: &Reflector<PodRecord>) -> Vec<String> {
+        let mut names: Vec<String> = reflector
+            .fresh
+            .lock()
+            .unwrap()
+            .keys()
+            .map(|k| k.1.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_fresh_copy_is_dropped_once_the_watch_delivers_its_version_or_the_deletion() {
+        let reflector = unwatched();
+        remembered(&reflector, "a", "10");
+        remembered(&reflector, "b", "10");
+        remembered(&reflector, "c", "10");
+        reflector.forget_fresh(&pod("a", "9"), false);
+        assert_eq!(
+            fresh_names(&reflector),
+            ["a", "b", "c"],
+            "older delivery: the copy is newer"
+        );
+        reflector.forget_fresh(&pod("a", "10"), false);
+        reflector.forget_fresh(&pod("b", "12"), false);
+        reflector.forget_fresh(&pod("c", "3"), true);
+        assert!(fresh_names(&reflector).is_empty());
+    }
+
+    #[test]
+    fn a_change_is_told_for_applied_and_deleted_objects_and_a_finished_listing() {
+        let told = |event: watcher::Event<Lenient<PodRecord>>| match Change::of(&event) {
+            Some(Change::Applied(p)) => format!("applied {}", p.metadata.name.as_deref().unwrap_or("")),
+            Some(Change::Deleted(p)) => format!("deleted {}", p.metadata.name.as_deref().unwrap_or("")),
+            Some(Change::Relisted) => "relisted".to_string(),
+            None => "nothing".to_string(),
+        };
+        let bad = Lenient::<PodRecord>::decode(json!({"metadata": {"name": "bad", "labels": 5}}));
+        assert!(bad.decoded().is_none());
+        assert_eq!(told(watcher::Event::Apply(pod("a", "1"))), "applied a");
+        assert_eq!(told(watcher::Event::Delete(pod("a", "2"))), "deleted a");
+        assert_eq!(told(watcher::Event::Apply(bad)), "nothing");
+        assert_eq!(told(watcher::Event::Init), "nothing");
+        assert_eq!(told(watcher::Event::InitApply(pod("b", "1"))), "nothing");
+        assert_eq!(told(watcher::Event::InitDone), "relisted");
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_that_falls_behind_is_told_to_relist() {
+        let reflector = unwatched();
+        let changes = reflector.changes();
+        let sender = reflector
+            .changes
+            .get()
+            .expect("created by the subscription")
+            .clone();
+        for i in 0..=CHANGES_BUFFERED {
+            let Lenient::Decoded(p) = pod(&format!("p{i}"), "1") else {
+                panic!("decodes")
+            };
+            sender.send(Change::Applied(p)).unwrap();
+        }
+        let mut changes = std::pin::pin!(changes);
+        assert!(matches!(changes.next().await, Some(Change::Relisted)));
+        assert!(
+            matches!(changes.next().await, Some(Change::Applied(p)) if p.metadata.name.as_deref() == Some("p1")),
+            "then the changes still buffered"
+        );
+        drop(sender);
+        drop(reflector);
     }
 }

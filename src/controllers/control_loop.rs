@@ -2,9 +2,9 @@
 //!
 //! The loop owns what the controllers used to copy:
 //!
-//! - the kube-runtime `Controller` over the controller's kind, with its trigger watches
-//!   (`super::triggers`): pod changes (noted in [`PodSightings`], so a pass waits until the shared
-//!   cache shows them) and changes of related kinds, mapped to the objects to reconcile;
+//! - the kube-runtime `Controller` over the controller's kind, with its triggers (`super::triggers`):
+//!   pod changes from the shared cache (told once it shows them) and changes of related kinds, mapped
+//!   to the objects to reconcile;
 //! - the freshest copy of the object: the trigger's, the cache's (the webhooks write status too) or
 //!   the one re-read after a conflict, whichever has the highest resourceVersion;
 //! - per-object memory kept between passes (the CloneSet expectations), dropped with the object;
@@ -34,15 +34,12 @@ use kube::{
 };
 use serde::Serialize;
 
-use super::{
-    Context, ControllerView, ERROR_REQUEUE, Error,
-    sightings::{CACHE_RECHECK, PodSightings},
-};
+use super::{Context, ControllerView, ERROR_REQUEUE, Error};
 use crate::cluster::status_writes::{self, WriteError};
 use crate::server::metrics::ControllerLabels;
 use prometheus_client::metrics::histogram::Histogram;
 
-pub use super::triggers::{Known, Object, Triggers};
+pub use super::triggers::{Known, Object, Source, Triggers};
 
 /// The longest a failing object waits before its next attempt.
 pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
@@ -50,6 +47,8 @@ pub const MAX_ERROR_BACKOFF: Duration = Duration::from_secs(80);
 /// the client waits each `Retry-After` it is given, however long, up to 15 times; past this bound the
 /// pass fails as throttled and is requeued (`Tuning::status_write_bound`).
 pub const STATUS_WRITE_BOUND: Duration = Duration::from_secs(30);
+/// Slots kept before the first walk that drops those of objects gone.
+const MIN_PRUNE_AT: usize = 64;
 /// The shortest requeue a pass can ask for.
 const MIN_REQUEUE: Duration = Duration::from_millis(100);
 
@@ -87,6 +86,11 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
     const CONCURRENCY: u16 = 3;
     /// Whether objects being deleted are passed too.
     const WHILE_DELETING: bool = false;
+
+    /// The controller's objects from a cache the process keeps anyway; `None`: its own watch.
+    fn source(_view: &dyn ControllerView) -> Option<Source<Self::Object>> {
+        None
+    }
 
     /// Adds the watches whose changes trigger passes.
     fn triggers(&self, triggers: Triggers<Self::Object>) -> Triggers<Self::Object> {
@@ -220,24 +224,35 @@ struct Shared<R: Reconciler> {
     reconciler: Arc<R>,
     context: Context,
     known: Arc<Known<R::Object>>,
-    sightings: Arc<PodSightings>,
     slots: Arc<Slots<R::Object, R::Memory>>,
+    /// The slot count past which the next pass drops the slots of objects gone.
+    prune_at: std::sync::atomic::AtomicUsize,
     /// This controller's `kruise_controller_pass_duration_seconds` histogram.
     pass_duration: Histogram,
 }
 
 impl<R: Reconciler> Shared<R> {
-    /// Drops the slots of objects that are gone (or were replaced by a namesake), and makes this one's.
+    /// Makes this object's slot (anew when a namesake's is there), and drops the slots of objects that
+    /// are gone once the slots have doubled since the last time: a pass costs O(1) amortised, not a walk
+    /// over every slot.
     fn slot_for(&self, object: &R::Object) -> ObjectRef<R::Object> {
+        use std::sync::atomic::Ordering::Relaxed;
         let key = ObjectRef::from_obj(object);
+        let uid = &object.meta().uid;
         let mut slots = lock(&self.slots);
-        slots.retain(|r, slot| self.known.get(r).is_some_and(|k| k.meta().uid == slot.uid));
-        slots.entry(key.clone()).or_insert_with(|| Slot {
-            uid: object.meta().uid.clone(),
-            memory: R::Memory::default(),
-            failures: 0,
-            reread: None,
-        });
+        if slots.len() >= self.prune_at.load(Relaxed) {
+            slots.retain(|r, slot| self.known.get(r).is_some_and(|k| k.meta().uid == slot.uid));
+            self.prune_at.store((2 * slots.len()).max(MIN_PRUNE_AT), Relaxed);
+        }
+        if slots.get(&key).is_none_or(|slot| slot.uid != *uid) {
+            let slot = Slot {
+                uid: uid.clone(),
+                memory: R::Memory::default(),
+                failures: 0,
+                reread: None,
+            };
+            slots.insert(key.clone(), slot);
+        }
         key
     }
 
@@ -311,15 +326,6 @@ async fn reconcile<R: Reconciler>(trigger: Arc<R::Object>, shared: Arc<Shared<R>
     }
     let namespace = trigger.namespace().unwrap_or_default();
     let name = trigger.name_any();
-    // Decided from a cache older than the pod change that triggered this pass, a status would be wrong
-    // and nothing would trigger a correction.
-    if !shared
-        .sightings
-        .caught_up(&namespace, &name, shared.context.view.as_ref())
-    {
-        tracing::debug!(%namespace, %name, "waiting for the cache to show the pod changes that triggered this pass");
-        return Ok(Action::requeue(CACHE_RECHECK));
-    }
     let key = shared.slot_for(&trigger);
     let object = shared.freshest(trigger, &key);
     let pass = Pass {
@@ -378,11 +384,11 @@ fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Ar
 
 /// Runs `reconciler`'s controller until aborted.
 pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
-    let sightings = Arc::new(PodSightings::default());
     let config = Config::default()
         .concurrency(R::CONCURRENCY)
         .debounce(R::DEBOUNCE);
-    let triggers = Triggers::new(&context, sightings.clone(), config);
+    let source = R::source(context.view.as_ref());
+    let triggers = Triggers::new(&context, config, source);
     let known = triggers.known();
     let controller = reconciler.triggers(triggers).into_controller();
     let pass_duration = context
@@ -396,8 +402,8 @@ pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
         reconciler: Arc::new(reconciler),
         context,
         known,
-        sightings,
         slots: Arc::default(),
+        prune_at: MIN_PRUNE_AT.into(),
     });
     controller
         .run(reconcile::<R>, error_policy::<R>, shared)

@@ -17,10 +17,13 @@ use kube::{
 use serde_json::json;
 
 use super::{
-    Context, Error,
-    control_loop::{self, Next, Pass, Reconciler},
+    Context, ControllerView, Error,
+    control_loop::{self, Next, Pass, Reconciler, Source},
     launch_priority, pod_readiness,
 };
+use crate::cluster::Change;
+use futures::StreamExt as _;
+use kruise_core::Lenient;
 
 /// The controller owner reference of an object.
 pub fn controller_of(owners: Option<&Vec<OwnerReference>>) -> Option<&OwnerReference> {
@@ -59,7 +62,8 @@ const BARRIER_RECHECK: Duration = Duration::from_secs(60);
 struct PodPasses;
 
 impl Reconciler for PodPasses {
-    type Object = PodRecord;
+    /// Pods as the shared cache holds them: no second copy (a pod that does not decode is left alone).
+    type Object = Lenient<PodRecord>;
     type Memory = ();
     const DEBOUNCE: Duration = Duration::ZERO;
     const RESYNC: Duration = BARRIER_RECHECK;
@@ -67,12 +71,57 @@ impl Reconciler for PodPasses {
     // The passes decide about terminating pods themselves.
     const WHILE_DELETING: bool = true;
 
-    async fn pass(self: Arc<Self>, pod: Arc<PodRecord>, pass: Pass<PodRecord, ()>) -> Result<Next, Error> {
+    /// Every pod the shared cache holds once it has listed, then each pod it applies; after a relisting
+    /// every pod again.
+    fn source(view: &dyn ControllerView) -> Option<Source<Lenient<PodRecord>>> {
+        let pods = view.watched_pods()?;
+        let store = pods.store()?;
+        // Subscribed before the first snapshot, so no change falls between the two.
+        let changes = pods.changes();
+        let every_pod = {
+            let store = store.clone();
+            move || {
+                let pods: Vec<Lenient<PodRecord>> = store.state().iter().map(|pod| (**pod).clone()).collect();
+                futures::stream::iter(pods)
+            }
+        };
+        let first = {
+            let pods = pods.clone();
+            let every_pod = every_pod.clone();
+            futures::stream::once(async move { pods.wait_until_ready().await.is_ok() }).flat_map(
+                move |ready| {
+                    if ready {
+                        every_pod()
+                    } else {
+                        futures::stream::iter(Vec::new())
+                    }
+                },
+            )
+        };
+        let later = changes.flat_map(move |change| match change {
+            Change::Applied(pod) => futures::stream::iter(vec![Lenient::Decoded(pod)]),
+            Change::Deleted(_) => futures::stream::iter(Vec::new()),
+            Change::Relisted => every_pod(),
+        });
+        Some(Source {
+            objects: first.chain(later).boxed(),
+            store,
+        })
+    }
+
+    async fn pass(
+        self: Arc<Self>,
+        pod: Arc<Lenient<PodRecord>>,
+        pass: Pass<Lenient<PodRecord>, ()>,
+    ) -> Result<Next, Error> {
+        let Some(pod) = pod.decoded() else {
+            return Ok(Next::Idle);
+        };
         let context = &pass.context;
         let namespace = pod.namespace().unwrap_or_default();
         let name = pod.name_any();
         let api: Api<PodRecord> = Api::namespaced(context.client.clone(), &namespace);
-        if let Some(patch) = pod_readiness::plan(&pod, Timestamp::now()) {
+        if let Some(patch) = pod_readiness::plan(pod, Timestamp::now()) {
             match api
                 .patch_status(&name, &PatchParams::default(), &Patch::Strategic(&patch))
                 .await
@@ -84,8 +133,8 @@ impl Reconciler for PodPasses {
                 Err(e) => return Err(e.into()),
             }
         }
-        if launch_priority::wanted(&pod) {
-            return launch_barrier(&pod, context, &namespace, &name).await;
+        if launch_priority::wanted(pod) {
+            return launch_barrier(pod, context, &namespace, &name).await;
         }
         Ok(Next::Idle)
     }

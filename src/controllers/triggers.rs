@@ -1,6 +1,6 @@
 //! What triggers a controller's passes: the watch of its own objects, and watches of related kinds whose
-//! changes map to those objects ([`Triggers`]). Pod changes are noted in [`PodSightings`], so that a pass
-//! waits until the shared cache shows them.
+//! changes map to those objects ([`Triggers`]). Pod changes come from the shared cache's pod watch, told
+//! once the cache shows them, so a pass always reads at least the pod versions that triggered it.
 
 use std::{fmt::Debug, sync::Arc};
 
@@ -17,7 +17,8 @@ use kube::{
 };
 use serde::{Serialize, de::DeserializeOwned};
 
-use super::{Context, ControllerView, sightings::PodSightings};
+use super::{Context, ControllerView};
+use crate::cluster::Change;
 
 /// A kind a controller reconciles (namespaced, or cluster-scoped like SidecarSet).
 pub trait Object:
@@ -56,10 +57,6 @@ impl<K: Object> Known<K> {
     pub(super) fn get(&self, r: &ObjectRef<K>) -> Option<Arc<K>> {
         self.store.get(r)
     }
-
-    fn has(&self, namespace: &str, name: &str) -> bool {
-        self.store.get(&ObjectRef::new(name).within(namespace)).is_some()
-    }
 }
 
 /// The watches that trigger passes of `K`.
@@ -69,7 +66,13 @@ pub struct Triggers<K: Object> {
     known: Arc<Known<K>>,
     /// Turns true once the controller's own watch has listed its objects.
     listed: tokio::sync::watch::Receiver<bool>,
-    sightings: Arc<PodSightings>,
+}
+
+/// A controller's own objects from a cache another part of the process keeps: their changes and the
+/// store (so they are not watched and held a second time).
+pub struct Source<K: Object> {
+    pub objects: futures::stream::BoxStream<'static, K>,
+    pub store: Store<K>,
 }
 
 /// Watches of any semantic: served from the API server's watch cache.
@@ -78,22 +81,36 @@ fn watch_config() -> watcher::Config {
 }
 
 impl<K: Object> Triggers<K> {
-    /// The controller of `K` over its own watch (`config` its runner's), with no other trigger yet.
-    pub(super) fn new(context: &Context, sightings: Arc<PodSightings>, config: Config) -> Self {
+    /// The controller of `K` over its own watch, or over `source` (`config` its runner's), with no
+    /// other trigger yet.
+    pub(super) fn new(context: &Context, config: Config, source: Option<Source<K>>) -> Self {
         let client = context.client.clone();
-        // `Controller::new`'s own watch, plus the signal that it has listed (the store's
-        // `wait_until_ready` wakes only one of several waiters, and the controller's runner is one).
-        let writer = reflector::store::Writer::<K>::default();
-        let store = writer.as_reader();
-        let (listed_tx, listed) = tokio::sync::watch::channel(false);
-        let objects = reflector::reflector(writer, watcher(Api::<K>::all(client.clone()), watch_config()))
-            .inspect_ok(move |event| {
-                if matches!(event, watcher::Event::InitDone) {
-                    listed_tx.send_replace(true);
-                }
-            })
-            .applied_objects();
-        let controller = Controller::for_stream(objects, store).with_config(config);
+        let controller = match source {
+            Some(source) => {
+                let (_, listed) = tokio::sync::watch::channel(true);
+                let objects = source.objects.map(Ok);
+                (Controller::for_stream(objects, source.store), listed)
+            }
+            None => {
+                // `Controller::new`'s own watch, plus the signal that it has listed (the store's
+                // `wait_until_ready` wakes only one of several waiters, and the controller's runner is
+                // one).
+                let writer = reflector::store::Writer::<K>::default();
+                let store = writer.as_reader();
+                let (listed_tx, listed) = tokio::sync::watch::channel(false);
+                let objects =
+                    reflector::reflector(writer, watcher(Api::<K>::all(client.clone()), watch_config()))
+                        .inspect_ok(move |event| {
+                            if matches!(event, watcher::Event::InitDone) {
+                                listed_tx.send_replace(true);
+                            }
+                        })
+                        .applied_objects();
+                (Controller::for_stream(objects, store), listed)
+            }
+        };
+        let (controller, listed) = controller;
+        let controller = controller.with_config(config);
         let known = Arc::new(Known {
             store: controller.store(),
             view: context.view.clone(),
@@ -103,7 +120,6 @@ impl<K: Object> Triggers<K> {
             client,
             known,
             listed,
-            sightings,
         }
     }
 
@@ -117,26 +133,47 @@ impl<K: Object> Triggers<K> {
         self.controller
     }
 
-    /// Pod changes trigger the objects `owners` names; their passes wait until the cache shows the
-    /// pod as this watch saw it.
+    /// Pod changes trigger the objects `owners` names (a pod's deletion too); when changes may have gone
+    /// untold, every known object is passed. They come from the shared cache's pod watch; a view
+    /// without one triggers nothing.
     pub fn pods(
-        self,
+        mut self,
         owners: impl Fn(&PodRecord, &Known<K>) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
     ) -> Self {
-        let sightings = self.sightings.clone();
-        self.watch(move |pod: &PodRecord, known: &Known<K>| {
+        let Some(pods) = self.known.view().watched_pods().cloned() else {
+            return self;
+        };
+        let known = self.known.clone();
+        let refs = self.once_listed(move || pods.changes()).flat_map(move |change| {
             let mut refs: Vec<ObjectRef<K>> = Vec::new();
-            for r in owners(pod, known) {
-                if !refs.contains(&r) {
-                    refs.push(r);
+            match change {
+                Change::Applied(pod) | Change::Deleted(pod) => {
+                    for r in owners(&pod, &known) {
+                        if !refs.contains(&r) {
+                            refs.push(r);
+                        }
+                    }
                 }
+                Change::Relisted => refs = known.refs(|_| true),
             }
-            for r in &refs {
-                sightings.saw(r.namespace.as_deref().unwrap_or(""), &r.name, pod);
-            }
-            sightings.retain_owners(|namespace, name| known.has(namespace, name));
-            refs
-        })
+            futures::stream::iter(refs)
+        });
+        self.controller = self.controller.reconcile_on(refs);
+        self
+    }
+
+    /// `start()`'s stream, started once the controller's own objects are listed. Before that, a change
+    /// would map to no object (a selector selects nothing yet, a pod's owner is unknown), and the pass
+    /// the listing brings could decide from a cache older than the change: after a new leader starts on
+    /// caches an API server outage left behind, nothing would correct it.
+    fn once_listed<S: futures::Stream + Send + 'static>(
+        &self,
+        start: impl FnOnce() -> S + Send + 'static,
+    ) -> impl futures::Stream<Item = S::Item> + Send + 'static {
+        let mut listed = self.listed.clone();
+        futures::stream::once(async move { listed.wait_for(|l| *l).await.is_ok().then(start) })
+            .filter_map(std::future::ready)
+            .flatten()
     }
 
     /// Every known object is passed each time `ticks` yields (a clock jumped forward).
@@ -177,14 +214,7 @@ impl<K: Object> Triggers<K> {
     {
         let known = self.known.clone();
         let api = Api::<W>::all(self.client.clone());
-        // The watch starts once the controller's own objects are listed. Before that, a change would
-        // map to no object (a selector selects nothing yet, a pod's sighting is dropped as its owner's
-        // is unknown), and the pass the listing brings could decide from a cache older than the change:
-        // after a new leader starts on caches an API server outage left behind, nothing would correct it.
-        let mut listed = self.listed.clone();
-        let trigger = futures::stream::once(async move { listed.wait_for(|l| *l).await.is_ok() })
-            .filter(|listed| std::future::ready(*listed))
-            .flat_map(move |_| watcher(api.clone(), config.clone()).touched_objects());
+        let trigger = self.once_listed(move || watcher(api, config).touched_objects());
         self.controller = self
             .controller
             .watches_stream(trigger, move |w: W| owners(&w, &known));

@@ -6,14 +6,15 @@ use crate::common;
 use std::{sync::Arc, time::Duration};
 
 use common::cluster::{self, CONFIGMAPS, Cluster, PODS, requests_between};
+use kruise_rs::cluster::ClusterCache;
 use kruise_rs::controllers::{self, Context};
-use kruise_webhooks::MemoryView;
 use serde_json::{Value, json};
 
+/// The controllers' context as in a cluster: pods come from the shared cache's watch.
 fn context(cluster: &Cluster) -> Context {
     Context {
         client: cluster.client.clone(),
-        view: Arc::new(MemoryView::default()),
+        view: Arc::new(ClusterCache::start(&cluster.client, "kruise-system")),
         uninjected_pods: Default::default(),
         pass_durations: kruise_rs::server::metrics::pass_durations(),
         settings: Default::default(),
