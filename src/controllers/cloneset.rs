@@ -215,6 +215,7 @@ async fn pass(
             message: e.to_string(),
         }
     })?;
+    pass.decided();
     if plan.waiting {
         return Ok(while_waiting(plan.requeue_after, &expectations));
     }

@@ -132,6 +132,8 @@ pub struct Pass<K: Object, M> {
     pub context: Context,
     slots: Arc<Slots<K, M>>,
     key: ObjectRef<K>,
+    started: std::time::Instant,
+    decision_duration: Histogram,
 }
 
 impl<K: Object, M: Clone + Default> Pass<K, M> {
@@ -139,6 +141,12 @@ impl<K: Object, M: Clone + Default> Pass<K, M> {
     pub fn memory(&self) -> M {
         let slots = lock(&self.slots);
         slots.get(&self.key).map(|s| s.memory.clone()).unwrap_or_default()
+    }
+
+    /// Notes that the pass has made its plan: the time since it started is its decision time.
+    pub fn decided(&self) {
+        self.decision_duration
+            .observe(self.started.elapsed().as_secs_f64());
     }
 
     /// Keeps `memory` for the next pass of this object.
@@ -229,6 +237,8 @@ struct Shared<R: Reconciler> {
     prune_at: std::sync::atomic::AtomicUsize,
     /// This controller's `kruise_controller_pass_duration_seconds` histogram.
     pass_duration: Histogram,
+    /// This controller's `kruise_controller_decision_duration_seconds` histogram.
+    decision_duration: Histogram,
 }
 
 impl<R: Reconciler> Shared<R> {
@@ -328,12 +338,14 @@ async fn reconcile<R: Reconciler>(trigger: Arc<R::Object>, shared: Arc<Shared<R>
     let name = trigger.name_any();
     let key = shared.slot_for(&trigger);
     let object = shared.freshest(trigger, &key);
+    let started = std::time::Instant::now();
     let pass = Pass {
         context: shared.context.clone(),
         slots: shared.slots.clone(),
         key: key.clone(),
+        started,
+        decision_duration: shared.decision_duration.clone(),
     };
-    let started = std::time::Instant::now();
     let outcome = shared.reconciler.clone().pass(object, pass).await;
     shared.pass_duration.observe(started.elapsed().as_secs_f64());
     let next = match outcome {
@@ -391,14 +403,14 @@ pub async fn run<R: Reconciler>(context: Context, reconciler: R) {
     let triggers = Triggers::new(&context, config, source);
     let known = triggers.known();
     let controller = reconciler.triggers(triggers).into_controller();
-    let pass_duration = context
-        .pass_durations
-        .get_or_create(&ControllerLabels {
-            controller: R::Object::kind(&()).to_lowercase(),
-        })
-        .clone();
+    let labels = ControllerLabels {
+        controller: R::Object::kind(&()).to_lowercase(),
+    };
+    let pass_duration = context.pass_durations.passes.get_or_create(&labels).clone();
+    let decision_duration = context.pass_durations.decisions.get_or_create(&labels).clone();
     let shared = Arc::new(Shared {
         pass_duration,
+        decision_duration,
         reconciler: Arc::new(reconciler),
         context,
         known,

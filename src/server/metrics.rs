@@ -75,8 +75,18 @@ pub struct ControllerLabels {
     pub controller: String,
 }
 
-/// `controller_pass_duration_seconds`: how long each reconcile pass took, per controller.
-pub type PassDurations = Family<ControllerLabels, Histogram, fn() -> Histogram>;
+/// Histograms of durations, per controller.
+pub type DurationsByController = Family<ControllerLabels, Histogram, fn() -> Histogram>;
+
+/// How long controllers take, per controller.
+#[derive(Clone, Debug)]
+pub struct PassDurations {
+    /// `controller_pass_duration_seconds`: each reconcile pass, its writes included.
+    pub passes: DurationsByController,
+    /// `controller_decision_duration_seconds`: each pass until its plan is made (the cache reads and
+    /// the planner), for the controllers that report it (CloneSet).
+    pub decisions: DurationsByController,
+}
 
 /// Buckets resolving 0.1–10 ms, with a coarse tail for passes that wait on the API server.
 pub const PASS_BUCKETS: [f64; 16] = [
@@ -89,9 +99,12 @@ fn pass_histogram() -> Histogram {
     Histogram::new(PASS_BUCKETS)
 }
 
-/// A fresh, unregistered pass histogram family (tests and controllers run without a server).
+/// Fresh, unregistered pass histograms (tests and controllers run without a server).
 pub fn pass_durations() -> PassDurations {
-    Family::new_with_constructor(pass_histogram)
+    PassDurations {
+        passes: Family::new_with_constructor(pass_histogram),
+        decisions: Family::new_with_constructor(pass_histogram),
+    }
 }
 
 /// Objects the cluster cache skipped because they do not decode as their kind.
@@ -204,7 +217,12 @@ impl Metrics {
         registry.register(
             "controller_pass_duration_seconds",
             "Time one reconcile pass took (planner and writes), per controller",
-            pass_durations.clone(),
+            pass_durations.passes.clone(),
+        );
+        registry.register(
+            "controller_decision_duration_seconds",
+            "Time one reconcile pass took until its plan was made (cache reads and planner, no writes)",
+            pass_durations.decisions.clone(),
         );
         let objects_skipped = SkippedObjects::default();
         registry.register(
@@ -284,8 +302,21 @@ mod tests {
         let cloneset = ControllerLabels {
             controller: "cloneset".into(),
         };
-        metrics.pass_durations.get_or_create(&cloneset).observe(0.0004);
-        metrics.pass_durations.get_or_create(&cloneset).observe(0.004);
+        metrics
+            .pass_durations
+            .passes
+            .get_or_create(&cloneset)
+            .observe(0.0004);
+        metrics
+            .pass_durations
+            .passes
+            .get_or_create(&cloneset)
+            .observe(0.004);
+        metrics
+            .pass_durations
+            .decisions
+            .get_or_create(&cloneset)
+            .observe(0.0002);
         let text = metrics.encode();
         // The cumulative count of the cloneset bucket with upper bound `le`.
         let bucket = |le: &str| {
@@ -302,5 +333,9 @@ mod tests {
         assert_eq!(bucket("0.0005").as_deref(), Some("1"), "{text}");
         assert_eq!(bucket("0.005").as_deref(), Some("2"), "{text}");
         assert!(text.contains("kruise_controller_pass_duration_seconds_count{controller=\"cloneset\"} 2"));
+        assert!(
+            text.contains("kruise_controller_decision_duration_seconds_count{controller=\"cloneset\"} 1"),
+            "{text}"
+        );
     }
 }
