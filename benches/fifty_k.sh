@@ -2,7 +2,7 @@
 # Issue #19 items 4 and 5: SETS CloneSets × PODS pods on NODES simulated nodes, `kruise serve` in cluster
 # mode in its own process (as cloneset_rss.sh). Not a CI test. Reports:
 #   - load: time until every pod is ready, kruise serve's RSS, CloneSet pass p50/p99
-#     (kruise_controller_pass_duration_seconds), /mutate-pod and /validate-pod p99 idle vs under load
+#     (kruise_controller_pass_duration_seconds) and its decision alone (..._decision_duration_seconds), /mutate-pod and /validate-pod p99 idle vs under load
 #     (server-side kruise_admission_review_duration_seconds, read from its buckets), API writes per pod
 #     (the playground's GET /debug/request-counts);
 #   - cold start: kruise serve restarted once every pod exists; VmRSS sampled every 100 ms until /readyz
@@ -149,6 +149,8 @@ LOAD_MUTATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=mut
 LOAD_VALIDATE=$(quantile 0.99 kruise_admission_review_duration_seconds webhook=validate-pod "$WORK/metrics.load" "$WORK/metrics.idle")
 PASS_P50=$(quantile 0.5 kruise_controller_pass_duration_seconds controller=cloneset "$WORK/metrics.load" "$WORK/metrics.idle")
 PASS_P99=$(quantile 0.99 kruise_controller_pass_duration_seconds controller=cloneset "$WORK/metrics.load" "$WORK/metrics.idle")
+DECIDE_P50=$(quantile 0.5 kruise_controller_decision_duration_seconds controller=cloneset "$WORK/metrics.load" "$WORK/metrics.idle")
+DECIDE_P99=$(quantile 0.99 kruise_controller_decision_duration_seconds controller=cloneset "$WORK/metrics.load" "$WORK/metrics.idle")
 WRITES=$(writes "$WORK/counts.before" "$WORK/counts.after")
 sleep 30
 STEADY_RSS=$(status $SERVE VmRSS)
@@ -182,6 +184,7 @@ kruise serve VmRSS steady (+30 s)    ${STEADY_RSS} kB   (target ≤ 262144 kB)
 playground VmRSS                     ${PLAYGROUND_RSS} kB
 CloneSet pass p50                    ${PASS_P50}
 CloneSet pass p99                    ${PASS_P99}   (target ≤ 5 ms)
+CloneSet decision p50 / p99          ${DECIDE_P50} / ${DECIDE_P99}   (the pass until its plan, no writes)
 /mutate-pod p99 idle / under load    ${IDLE_MUTATE} / ${LOAD_MUTATE}   (target ≤ 1.5× idle)
 /validate-pod p99 idle / under load  ${IDLE_VALIDATE} / ${LOAD_VALIDATE}
 API writes during the load           $(echo "$WRITES" | head -1) ($(echo "$WRITES" | head -1 | awk -v n=$want '{printf "%.2f", $1 / n}') per pod)
