@@ -32,7 +32,7 @@ rss() { awk -v f="$1:" '$1 == f {print $2}' /proc/$SERVE/status; }
 until kubectl get mutatingwebhookconfiguration kruise-mutating-webhook-configuration \
   -o jsonpath='{.webhooks[0].clientConfig.caBundle}' 2>/dev/null | grep -q .; do sleep 0.5; done
 sleep 2
-echo "kruise serve, idle in an empty cluster: VmRSS $(rss VmRSS) kB"
+echo "kruise serve, idle in an empty cluster: VmRSS $(rss VmRSS) kB (RssAnon $(rss RssAnon) kB, RssFile $(rss RssFile) kB)"
 
 kubectl create namespace load >/dev/null
 start=$(date +%s)
@@ -60,7 +60,8 @@ while true; do
   sleep 10
 done
 sleep 5
-echo "kruise serve with $SETS CloneSets × $PODS pods ready: VmRSS $(rss VmRSS) kB, VmHWM $(rss VmHWM) kB"
+echo "kruise serve with $SETS CloneSets × $PODS pods ready: VmRSS $(rss VmRSS) kB, VmHWM $(rss VmHWM) kB" \
+  "(RssAnon $(rss RssAnon) kB, RssFile $(rss RssFile) kB)"
 if [ -n "${AFTER_EVENTS_EXPIRE:-}" ]; then
   # kube-runtime's Recorder keeps recorded events for 6 minutes and drops expired ones when it next
   # records: wait, record one (a scale-up), and measure again.
