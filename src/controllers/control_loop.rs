@@ -110,7 +110,8 @@ pub trait Reconciler: Send + Sync + Sized + 'static {
     ) -> impl Future<Output = Result<Next, Error>> + Send;
 }
 
-/// What the loop keeps per object.
+/// What the loop keeps per object, made when there is something to keep (most objects of a kind with
+/// no memory, such as pods, never get one).
 struct Slot<K, M> {
     uid: Option<String>,
     memory: M,
@@ -118,6 +119,20 @@ struct Slot<K, M> {
     failures: u32,
     /// The copy re-read after a conflict.
     reread: Option<Arc<K>>,
+}
+
+/// The slot of the object with `uid` in `slots`, made if missing.
+fn slot_in<'a, K: Object, M: Default>(
+    slots: &'a mut HashMap<ObjectRef<K>, Slot<K, M>>,
+    key: &ObjectRef<K>,
+    uid: &Option<String>,
+) -> &'a mut Slot<K, M> {
+    slots.entry(key.clone()).or_insert_with(|| Slot {
+        uid: uid.clone(),
+        memory: M::default(),
+        failures: 0,
+        reread: None,
+    })
 }
 
 type Slots<K, M> = Mutex<HashMap<ObjectRef<K>, Slot<K, M>>>;
@@ -132,6 +147,7 @@ pub struct Pass<K: Object, M> {
     pub context: Context,
     slots: Arc<Slots<K, M>>,
     key: ObjectRef<K>,
+    uid: Option<String>,
     started: std::time::Instant,
     decision_duration: Histogram,
 }
@@ -152,9 +168,7 @@ impl<K: Object, M: Clone + Default> Pass<K, M> {
     /// Keeps `memory` for the next pass of this object.
     pub fn keep(&self, memory: M) {
         let mut slots = lock(&self.slots);
-        if let Some(slot) = slots.get_mut(&self.key) {
-            slot.memory = memory;
-        }
+        slot_in(&mut slots, &self.key, &self.uid).memory = memory;
     }
 
     /// Writes `status` through the status subresource with `object`'s resourceVersion as precondition
@@ -242,26 +256,18 @@ struct Shared<R: Reconciler> {
 }
 
 impl<R: Reconciler> Shared<R> {
-    /// Makes this object's slot (anew when a namesake's is there), and drops the slots of objects that
-    /// are gone once the slots have doubled since the last time: a pass costs O(1) amortised, not a walk
-    /// over every slot.
-    fn slot_for(&self, object: &R::Object) -> ObjectRef<R::Object> {
+    /// The object's key; drops a namesake's slot, and the slots of objects that are gone once the slots
+    /// have doubled since the last time (a pass costs O(1) amortised, not a walk over every slot).
+    fn key_for(&self, object: &R::Object) -> ObjectRef<R::Object> {
         use std::sync::atomic::Ordering::Relaxed;
         let key = ObjectRef::from_obj(object);
-        let uid = &object.meta().uid;
         let mut slots = lock(&self.slots);
         if slots.len() >= self.prune_at.load(Relaxed) {
             slots.retain(|r, slot| self.known.get(r).is_some_and(|k| k.meta().uid == slot.uid));
             self.prune_at.store((2 * slots.len()).max(MIN_PRUNE_AT), Relaxed);
         }
-        if slots.get(&key).is_none_or(|slot| slot.uid != *uid) {
-            let slot = Slot {
-                uid: uid.clone(),
-                memory: R::Memory::default(),
-                failures: 0,
-                reread: None,
-            };
-            slots.insert(key.clone(), slot);
+        if slots.get(&key).is_some_and(|slot| slot.uid != object.meta().uid) {
+            slots.remove(&key);
         }
         key
     }
@@ -287,10 +293,20 @@ impl<R: Reconciler> Shared<R> {
             })
     }
 
-    fn update(&self, key: &ObjectRef<R::Object>, change: impl FnOnce(&mut Slot<R::Object, R::Memory>)) {
-        let mut slots = lock(&self.slots);
-        if let Some(slot) = slots.get_mut(key) {
-            change(slot);
+    /// Changes the slot of the object with `uid`, made if missing.
+    fn update(
+        &self,
+        key: &ObjectRef<R::Object>,
+        uid: &Option<String>,
+        change: impl FnOnce(&mut Slot<R::Object, R::Memory>),
+    ) {
+        change(slot_in(&mut lock(&self.slots), key, uid));
+    }
+
+    /// After a pass that did not fail.
+    fn succeeded(&self, key: &ObjectRef<R::Object>) {
+        if let Some(slot) = lock(&self.slots).get_mut(key) {
+            slot.failures = 0;
         }
     }
 
@@ -307,7 +323,10 @@ impl<R: Reconciler> Shared<R> {
                 let value = serde_json::to_value(&fresh).unwrap_or_default();
                 self.context.view.remember(&value);
                 match serde_json::from_value::<R::Object>(value) {
-                    Ok(fresh) => self.update(key, |slot| slot.reread = Some(Arc::new(fresh))),
+                    Ok(fresh) => {
+                        let uid = fresh.meta().uid.clone();
+                        self.update(key, &uid, |slot| slot.reread = Some(Arc::new(fresh)));
+                    }
                     Err(e) => tracing::debug!(error = %e, "re-read object does not decode"),
                 }
                 Next::After(R::CONFLICT_REQUEUE)
@@ -336,13 +355,14 @@ async fn reconcile<R: Reconciler>(trigger: Arc<R::Object>, shared: Arc<Shared<R>
     }
     let namespace = trigger.namespace().unwrap_or_default();
     let name = trigger.name_any();
-    let key = shared.slot_for(&trigger);
+    let key = shared.key_for(&trigger);
     let object = shared.freshest(trigger, &key);
     let started = std::time::Instant::now();
     let pass = Pass {
         context: shared.context.clone(),
         slots: shared.slots.clone(),
         key: key.clone(),
+        uid: object.meta().uid.clone(),
         started,
         decision_duration: shared.decision_duration.clone(),
     };
@@ -357,7 +377,7 @@ async fn reconcile<R: Reconciler>(trigger: Arc<R::Object>, shared: Arc<Shared<R>
         Err(Error::Gone) => Next::Idle,
         Err(e) => return Err(e),
     };
-    shared.update(&key, |slot| slot.failures = 0);
+    shared.succeeded(&key);
     Ok(action::<R>(next))
 }
 
@@ -384,7 +404,7 @@ fn retry_wait(error: &Error, failures: u32) -> Duration {
 fn error_policy<R: Reconciler>(object: Arc<R::Object>, error: &Error, shared: Arc<Shared<R>>) -> Action {
     let key = ObjectRef::from_obj(&*object);
     let mut failures = 1;
-    shared.update(&key, |slot| {
+    shared.update(&key, &object.meta().uid, |slot| {
         slot.failures += 1;
         failures = slot.failures;
     });
