@@ -64,6 +64,15 @@ pub fn convert_review(body: &[u8]) -> Result<ConversionReviewResponse, ConvertRe
         .objects
         .iter()
         .map(|object| {
+            // kube-apiserver always asks for `group/version`. A bare version or an empty group would
+            // be read in the object's group, and the answer would hold objects in a version other
+            // than the one asked for (found by the `convert` fuzz target): refused instead.
+            if !is_group_version(&request.desired_api_version) {
+                return Err(format!(
+                    "desiredAPIVersion {:?} is not group/version",
+                    request.desired_api_version
+                ));
+            }
             kruise_api::convert_object(object, &request.desired_api_version).map_err(|e| {
                 let name = object
                     .pointer("/metadata/name")
@@ -92,6 +101,13 @@ pub fn convert_review(body: &[u8]) -> Result<ConversionReviewResponse, ConvertRe
         kind: "ConversionReview".into(),
         response,
     })
+}
+
+/// Whether `api_version` is `group/version`, both non-empty.
+fn is_group_version(api_version: &str) -> bool {
+    api_version
+        .split_once('/')
+        .is_some_and(|(group, version)| !group.is_empty() && !version.is_empty() && !version.contains('/'))
 }
 
 #[cfg(test)]
@@ -153,6 +169,31 @@ mod tests {
             "{message}"
         );
         assert_eq!(out.response["convertedObjects"], json!([]));
+    }
+
+    #[test]
+    fn a_desired_version_that_is_not_group_version_fails_the_review() {
+        let budget = json!({"apiVersion": "policy.kruise.io/v1alpha1", "kind": "PodUnavailableBudget",
+            "metadata": {"name": "pub"}, "spec": {"maxUnavailable": 1}});
+        for desired in [
+            "/v1beta1",
+            "v1beta1",
+            "",
+            "policy.kruise.io/",
+            "policy.kruise.io/v1beta1/x",
+        ] {
+            let out = convert_review(&review(desired, json!([budget.clone()]))).unwrap();
+            assert_eq!(out.response["result"]["status"], "Failure", "{desired:?}");
+            let message = out.response["result"]["message"].as_str().unwrap();
+            assert!(message.contains("is not group/version"), "{message}");
+            assert_eq!(out.response["convertedObjects"], json!([]));
+        }
+        let out = convert_review(&review("policy.kruise.io/v1beta1", json!([budget]))).unwrap();
+        assert_eq!(out.response["result"]["status"], "Success");
+        assert_eq!(
+            out.response["convertedObjects"][0]["apiVersion"],
+            "policy.kruise.io/v1beta1"
+        );
     }
 
     #[test]
