@@ -153,13 +153,8 @@ impl<K: Kind> Reflector<K> {
         };
         let mut fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
         fresh.retain(|(namespace, name), copy| {
-            let key = if K::NAMESPACED {
-                ObjectRef::new(name).within(namespace)
-            } else {
-                ObjectRef::new(name)
-            };
             store
-                .get(&key)
+                .get(&store_key::<K>(namespace, name))
                 .is_some_and(|cached| version(&**copy) > version(&*cached))
         });
     }
@@ -182,6 +177,15 @@ impl<K: Kind> Reflector<K> {
     }
 }
 
+/// The store's key of an object of kind `K` (cluster-scoped kinds have no namespace).
+fn store_key<K: Kind>(namespace: &str, name: &str) -> ObjectRef<Lenient<K>> {
+    if K::NAMESPACED {
+        ObjectRef::new(name).within(namespace)
+    } else {
+        ObjectRef::new(name)
+    }
+}
+
 fn version<K: Resource>(object: &K) -> u64 {
     object
         .meta()
@@ -193,12 +197,12 @@ fn version<K: Resource>(object: &K) -> u64 {
 
 impl<K: Kind> Lookup<K> for Reflector<K> {
     fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
-        let key = if K::NAMESPACED {
-            ObjectRef::new(name).within(namespace)
-        } else {
-            ObjectRef::new(name)
-        };
-        let cached = self.store.get()?.get(&key)?.decoded()?.clone();
+        let cached = self
+            .store
+            .get()?
+            .get(&store_key::<K>(namespace, name))?
+            .decoded()?
+            .clone();
         let fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
         Some(self.newest(cached, &fresh))
     }

@@ -85,7 +85,7 @@ impl<K: Object> Triggers<K> {
     /// other trigger yet.
     pub(super) fn new(context: &Context, config: Config, source: Option<Source<K>>) -> Self {
         let client = context.client.clone();
-        let controller = match source {
+        let (controller, listed) = match source {
             Some(source) => {
                 let (_, listed) = tokio::sync::watch::channel(true);
                 let objects = source.objects.map(Ok);
@@ -109,7 +109,6 @@ impl<K: Object> Triggers<K> {
                 (Controller::for_stream(objects, store), listed)
             }
         };
-        let (controller, listed) = controller;
         let controller = controller.with_config(config);
         let known = Arc::new(Known {
             store: controller.store(),
