@@ -5,6 +5,7 @@ pub mod ca_bundle;
 mod caches;
 mod cert_secret;
 mod leader;
+mod owner_index;
 mod reflector;
 pub mod status_writes;
 

@@ -4,6 +4,7 @@
 
 use std::{fmt::Debug, sync::Arc};
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
@@ -39,6 +40,29 @@ pub trait Lookup<K>: Send + Sync {
     fn list(&self, namespace: Option<&str>) -> Vec<Arc<K>>;
     /// Changes whenever an object of the kind is added, changed or deleted (for [`crate::derived`]).
     fn generation(&self) -> u64;
+    /// The objects of a namespace whose controller ownerReference has `uid`; with `None`, those without
+    /// a controller. A store with an index by controller answers without walking the namespace.
+    fn controlled_by(&self, namespace: &str, uid: Option<&str>) -> Vec<Arc<K>>
+    where
+        K: kube::Resource,
+    {
+        let mut objects = self.list(Some(namespace));
+        objects.retain(|o| controller_uid(o.meta()) == uid);
+        objects
+    }
+}
+
+/// The controller ownerReference (`controller: true`, the first one) of an object.
+pub fn controller_ref(meta: &ObjectMeta) -> Option<&OwnerReference> {
+    meta.owner_references
+        .as_deref()?
+        .iter()
+        .find(|r| r.controller == Some(true))
+}
+
+/// The uid of an object's controller.
+pub fn controller_uid(meta: &ObjectMeta) -> Option<&str> {
+    controller_ref(meta).map(|owner| owner.uid.as_str())
 }
 
 impl<K, L: Lookup<K> + ?Sized> Lookup<K> for &L {
@@ -50,6 +74,12 @@ impl<K, L: Lookup<K> + ?Sized> Lookup<K> for &L {
     }
     fn generation(&self) -> u64 {
         (**self).generation()
+    }
+    fn controlled_by(&self, namespace: &str, uid: Option<&str>) -> Vec<Arc<K>>
+    where
+        K: kube::Resource,
+    {
+        (**self).controlled_by(namespace, uid)
     }
 }
 

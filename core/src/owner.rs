@@ -125,16 +125,12 @@ pub fn controller_of(object: &Value) -> Option<ObjectRef<'_>> {
 
 /// The controller ownerReference of typed metadata.
 pub fn controller_of_meta(meta: &ObjectMeta) -> Option<ObjectRef<'_>> {
-    meta.owner_references
-        .as_deref()?
-        .iter()
-        .find(|r| r.controller == Some(true))
-        .map(|r: &OwnerReference| ObjectRef {
-            api_version: &r.api_version,
-            kind: &r.kind,
-            name: &r.name,
-            uid: &r.uid,
-        })
+    crate::kind::controller_ref(meta).map(|r: &OwnerReference| ObjectRef {
+        api_version: &r.api_version,
+        kind: &r.kind,
+        name: &r.name,
+        uid: &r.uid,
+    })
 }
 
 /// A workload found in the view.

@@ -69,6 +69,10 @@ pub trait ClusterView {
     fn pods(&self, namespace: &str) -> Vec<Arc<PodRecord>> {
         self.kinds().pods.list(Some(namespace))
     }
+    /// The pods of a namespace whose controller has `uid` (`None`: the pods without a controller).
+    fn pods_controlled_by(&self, namespace: &str, uid: Option<&str>) -> Vec<Arc<PodRecord>> {
+        self.kinds().pods.controlled_by(namespace, uid)
+    }
     /// Every PersistentVolumeClaim of a namespace.
     fn persistent_volume_claims(&self, namespace: &str) -> Vec<Arc<PersistentVolumeClaim>> {
         self.kinds().persistent_volume_claims.list(Some(namespace))

@@ -5,7 +5,7 @@
 use std::{
     collections::{HashMap, HashSet},
     sync::{
-        Arc, Mutex, OnceLock,
+        Arc, Mutex, OnceLock, RwLock,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -27,6 +27,7 @@ use kube::{
 };
 use tokio::sync::{broadcast, watch};
 
+use super::owner_index::OwnerIndex;
 use crate::server::metrics::{KindLabels, SkippedObjects};
 
 /// The cluster cache's backend: a [`Reflector`] per kind.
@@ -51,6 +52,8 @@ pub struct Reflector<K: Kind> {
     /// Turns true once the store holds the first listing. (The store's own readiness wakes only the
     /// last of several waiters; a controller's runner over the store is one of them.)
     listed: Arc<watch::Sender<bool>>,
+    /// The store's decoded objects by controller, kept from the same events.
+    owners: Arc<RwLock<OwnerIndex<K>>>,
 }
 
 /// A change the watch applied to the store, told to subscribers once the store shows it.
@@ -91,6 +94,7 @@ impl<K: Kind> Clone for Reflector<K> {
             fresh: self.fresh.clone(),
             changes: self.changes.clone(),
             listed: self.listed.clone(),
+            owners: self.owners.clone(),
         }
     }
 }
@@ -103,6 +107,39 @@ fn key_of<K: Resource>(object: &K) -> (String, String) {
 }
 
 impl<K: Kind> Reflector<K> {
+    /// A reflector whose store is not set yet.
+    fn unstarted() -> Self {
+        Reflector {
+            store: Arc::new(OnceLock::new()),
+            generation: Arc::new(AtomicU64::new(0)),
+            fresh: Arc::default(),
+            changes: Arc::default(),
+            listed: Arc::new(watch::channel(false).0),
+            owners: Arc::default(),
+        }
+    }
+
+    /// Applies a watch event to the store, then to the index by controller.
+    fn apply(&self, writer: &mut reflector::store::Writer<Lenient<K>>, event: &watcher::Event<Lenient<K>>) {
+        let previous = match event {
+            watcher::Event::Apply(object) | watcher::Event::Delete(object) => {
+                let meta = object.meta();
+                let key = store_key::<K>(
+                    meta.namespace.as_deref().unwrap_or_default(),
+                    meta.name.as_deref().unwrap_or_default(),
+                );
+                self.store.get().and_then(|store| store.get(&key))
+            }
+            _ => None,
+        };
+        writer.apply_watcher_event(event);
+        self.owners
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .apply(event, previous.as_deref());
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
     /// Remembers a copy as the API server returned it.
     pub fn remember(&self, object: K) {
         let mut fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
@@ -226,6 +263,41 @@ impl<K: Kind> Lookup<K> for Reflector<K> {
     fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
+
+    fn controlled_by(&self, namespace: &str, uid: Option<&str>) -> Vec<Arc<K>> {
+        let indexed = self
+            .owners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .controlled_by(namespace, uid);
+        let fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
+        if fresh.is_empty() {
+            return indexed;
+        }
+        // A copy we wrote may have a controller the watch has not delivered yet (released, adopted).
+        let controlled = |o: &Arc<K>| kruise_core::kind::controller_uid(o.meta()) == uid;
+        let mut objects: Vec<Arc<K>> = indexed
+            .into_iter()
+            .map(|cached| self.newest(cached, &fresh))
+            .filter(controlled)
+            .collect();
+        let listed: HashSet<(String, String)> = objects.iter().map(|o| key_of(&**o)).collect();
+        for ((ns, name), copy) in fresh.iter() {
+            if ns != namespace || !controlled(copy) || listed.contains(&(ns.clone(), name.clone())) {
+                continue;
+            }
+            let cached = self
+                .store
+                .get()
+                .and_then(|store| store.get(&store_key::<K>(ns, name)))
+                .and_then(|o| o.decoded().cloned());
+            // As in `list`: a copy counts only over a cached object it is newer than.
+            if cached.is_some_and(|cached| version(&**copy) > version(&*cached)) {
+                objects.push(copy.clone());
+            }
+        }
+        objects
+    }
 }
 
 /// Starts the watch of each registered kind.
@@ -236,13 +308,7 @@ pub struct Start {
 
 impl MakeStore<Watched> for Start {
     fn make<K: Registered>(&mut self) -> Reflector<K> {
-        let reflector = Reflector {
-            store: Arc::new(OnceLock::new()),
-            generation: Arc::new(AtomicU64::new(0)),
-            fresh: Arc::default(),
-            changes: Arc::default(),
-            listed: Arc::new(watch::channel(false).0),
-        };
+        let reflector = Reflector::unstarted();
         let writer = reflector::store::Writer::<Lenient<K>>::default();
         if !K::OPTIONAL {
             // Readiness waits for this store from the start.
@@ -277,17 +343,13 @@ impl<K: Kind> Watch<K> {
         let mut reported = HashSet::new();
         let skipped = self.skipped;
         let reflector = self.reflector;
-        let generation = reflector.generation.clone();
+        let mut writer = writer;
         let stream = watcher(api, watcher::Config::default().any_semantic())
             .default_backoff()
             .inspect_ok(move |event| {
                 if let watcher::Event::Apply(object) | watcher::Event::InitApply(object) = event {
                     report_skipped(object, &mut reported, &skipped);
                 }
-            })
-            .reflect(writer)
-            .inspect(move |_| {
-                generation.fetch_add(1, Ordering::Release);
             });
         let mut stream = std::pin::pin!(stream);
         while let Some(event) = stream.next().await {
@@ -298,6 +360,7 @@ impl<K: Kind> Watch<K> {
                     continue;
                 }
             };
+            reflector.apply(&mut writer, &event);
             match &event {
                 watcher::Event::Apply(object) => reflector.forget_fresh(object, false),
                 watcher::Event::Delete(object) => reflector.forget_fresh(object, true),
@@ -367,6 +430,7 @@ async fn served<K: Kind>(api: &Api<Lenient<K>>) -> bool {
 #[cfg(test)]
 mod tests {
     use kruise_api::PodRecord;
+    use kube::ResourceExt;
     use serde_json::json;
 
     use super::*;
@@ -376,13 +440,7 @@ mod tests {
     }
 
     fn unwatched() -> Reflector<PodRecord> {
-        Reflector {
-            store: Arc::new(OnceLock::new()),
-            generation: Arc::default(),
-            fresh: Arc::default(),
-            changes: Arc::default(),
-            listed: Arc::new(watch::channel(false).0),
-        }
+        Reflector::unstarted()
     }
 
     fn remembered(reflector: &Reflector<PodRecord>, name: &str, version: &str) {
@@ -420,6 +478,83 @@ mod tests {
         reflector.forget_fresh(&pod("b", "12"), false);
         reflector.forget_fresh(&pod("c", "3"), true);
         assert!(fresh_names(&reflector).is_empty());
+    }
+
+    fn owned_pod(name: &str, version: &str, owner: Option<&str>) -> Lenient<PodRecord> {
+        let owners = owner.map(|uid| {
+            json!([{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web",
+                "uid": uid, "controller": true}])
+        });
+        Lenient::decode(
+            json!({"metadata": {"name": name, "namespace": "ns", "resourceVersion": version,
+            "ownerReferences": owners}}),
+        )
+    }
+
+    /// Each pod as name@resourceVersion, sorted.
+    fn versions(pods: &[Arc<PodRecord>]) -> Vec<String> {
+        let mut names: Vec<String> = pods
+            .iter()
+            .map(|p| format!("{}@{}", p.name_any(), p.resource_version().unwrap_or_default()))
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn controlled(reflector: &Reflector<PodRecord>, uid: Option<&str>) -> Vec<String> {
+        versions(&reflector.controlled_by("ns", uid))
+    }
+
+    #[test]
+    fn objects_by_controller_follow_the_watch_and_our_newer_copies() {
+        let reflector = unwatched();
+        let mut writer = reflector::store::Writer::<Lenient<PodRecord>>::default();
+        let _ = reflector.store.set(writer.as_reader());
+        reflector.apply(
+            &mut writer,
+            &watcher::Event::Apply(owned_pod("a", "1", Some("u1"))),
+        );
+        reflector.apply(&mut writer, &watcher::Event::Apply(owned_pod("b", "1", None)));
+        reflector.apply(
+            &mut writer,
+            &watcher::Event::Apply(owned_pod("c", "1", Some("u2"))),
+        );
+        assert_eq!(controlled(&reflector, Some("u1")), ["a@1"]);
+        assert_eq!(controlled(&reflector, None), ["b@1"]);
+
+        // We adopted b and released a; the watch has not delivered either yet.
+        let copy = |p: Lenient<PodRecord>| (**p.decoded().unwrap()).clone();
+        reflector.remember(copy(owned_pod("b", "2", Some("u1"))));
+        reflector.remember(copy(owned_pod("a", "2", None)));
+        assert_eq!(controlled(&reflector, Some("u1")), ["b@2"]);
+        assert_eq!(controlled(&reflector, None), ["a@2"]);
+        // A copy older than the cache does not count.
+        reflector.remember(copy(owned_pod("c", "0", Some("u1"))));
+        assert_eq!(controlled(&reflector, Some("u2")), ["c@1"]);
+
+        // The watch catches up; a deleted pod leaves its controller.
+        reflector.apply(
+            &mut writer,
+            &watcher::Event::Apply(owned_pod("b", "2", Some("u1"))),
+        );
+        reflector.apply(&mut writer, &watcher::Event::Apply(owned_pod("a", "2", None)));
+        reflector.apply(
+            &mut writer,
+            &watcher::Event::Delete(owned_pod("c", "3", Some("u2"))),
+        );
+        assert_eq!(controlled(&reflector, Some("u1")), ["b@2"]);
+        assert_eq!(controlled(&reflector, None), ["a@2"]);
+        assert!(controlled(&reflector, Some("u2")).is_empty());
+        assert_eq!(
+            controlled(&reflector, Some("u1")),
+            versions(
+                &Lookup::list(&reflector, Some("ns"))
+                    .into_iter()
+                    .filter(|p| kruise_core::kind::controller_uid(&p.metadata) == Some("u1"))
+                    .collect::<Vec<_>>()
+            ),
+            "the index answers as a walk of the namespace does"
+        );
     }
 
     #[test]

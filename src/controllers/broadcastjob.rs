@@ -51,9 +51,8 @@ pub fn owned_pods(context: &Context, job: &BroadcastJob) -> Vec<PodRecord> {
     let uid = job.metadata.uid.clone().unwrap_or_default();
     context
         .view
-        .pods(&job.namespace().unwrap_or_default())
+        .pods_controlled_by(&job.namespace().unwrap_or_default(), Some(&uid))
         .into_iter()
-        .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_some_and(|o| o.uid == uid))
         .map(|p| (*p).clone())
         .collect()
 }

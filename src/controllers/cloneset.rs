@@ -81,13 +81,6 @@ pub fn random_id() -> String {
         .collect()
 }
 
-fn owned_by(
-    owners: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>,
-    uid: &str,
-) -> bool {
-    pods::controller_of(owners).is_some_and(|o| o.uid == uid)
-}
-
 /// What one pass reads: the CloneSet's pods (controller ownerReference), revisions (owned, or unowned
 /// and matching the selector) and PVCs (owned).
 pub fn gather(
@@ -102,9 +95,8 @@ pub fn gather(
     let uid = cs.metadata.uid.clone().unwrap_or_default();
     let pod_list = context
         .view
-        .pods(&namespace)
+        .pods_controlled_by(&namespace, Some(&uid))
         .into_iter()
-        .filter(|p| owned_by(p.metadata.owner_references.as_ref(), &uid))
         .map(|p| (*p).clone())
         .collect();
     let revisions = context
@@ -142,10 +134,9 @@ pub fn orphans(context: &Context, cs: &CloneSet) -> Vec<Arc<PodRecord>> {
     }
     context
         .view
-        .pods(&cs.namespace().unwrap_or_default())
+        .pods_controlled_by(&cs.namespace().unwrap_or_default(), None)
         .into_iter()
         .filter(|p| kruise_core::pod_state::is_active(p))
-        .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_none())
         .filter(|p| {
             pods::selects(
                 selector,

@@ -14,6 +14,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::DaemonSet};
+use kruise_core::kind::controller_uid;
 use kruise_reconcile::Expectations;
 use kruise_reconcile::daemonset::Input;
 use kube::{
@@ -50,9 +51,6 @@ pub struct State {
 pub fn gather(context: &Context, ds: &DaemonSet) -> (Vec<Node>, Vec<PodRecord>, Vec<ControllerRevision>) {
     let namespace = ds.namespace().unwrap_or_default();
     let uid = ds.metadata.uid.clone().unwrap_or_default();
-    let owned = |owners: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>| {
-        pods::controller_of(owners).is_some_and(|o| o.uid == uid)
-    };
     let nodes = context
         .view
         .kinds()
@@ -63,16 +61,15 @@ pub fn gather(context: &Context, ds: &DaemonSet) -> (Vec<Node>, Vec<PodRecord>, 
         .collect();
     let pod_list = context
         .view
-        .pods(&namespace)
+        .pods_controlled_by(&namespace, Some(&uid))
         .into_iter()
-        .filter(|p| owned(p.metadata.owner_references.as_ref()))
         .map(|p| (*p).clone())
         .collect();
     let revisions = context
         .view
         .controller_revisions(&namespace)
         .into_iter()
-        .filter(|r| owned(r.metadata.owner_references.as_ref()))
+        .filter(|r| controller_uid(&r.metadata) == Some(uid.as_str()))
         .map(|r| (*r).clone())
         .collect();
     (nodes, pod_list, revisions)

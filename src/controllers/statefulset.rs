@@ -14,6 +14,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_api::{PodRecord, apps_v1beta1::StatefulSet};
+use kruise_core::kind::controller_uid;
 use kruise_reconcile::Expectations;
 use kruise_reconcile::statefulset::{Input, identity};
 use kube::{
@@ -62,21 +63,17 @@ pub fn gather(
 ) {
     let namespace = set.namespace().unwrap_or_default();
     let uid = set.metadata.uid.clone().unwrap_or_default();
-    let owned = |owners: Option<&Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference>>| {
-        pods::controller_of(owners).is_some_and(|o| o.uid == uid)
-    };
     let pod_list = context
         .view
-        .pods(&namespace)
+        .pods_controlled_by(&namespace, Some(&uid))
         .into_iter()
-        .filter(|p| owned(p.metadata.owner_references.as_ref()))
         .map(|p| (*p).clone())
         .collect();
     let revisions = context
         .view
         .controller_revisions(&namespace)
         .into_iter()
-        .filter(|r| owned(r.metadata.owner_references.as_ref()))
+        .filter(|r| controller_uid(&r.metadata) == Some(uid.as_str()))
         .map(|r| (*r).clone())
         .collect();
     let name = set.name_any();
@@ -111,10 +108,9 @@ pub fn orphans(context: &Context, set: &StatefulSet) -> Vec<Arc<PodRecord>> {
     let name = set.name_any();
     context
         .view
-        .pods(&set.namespace().unwrap_or_default())
+        .pods_controlled_by(&set.namespace().unwrap_or_default(), None)
         .into_iter()
         .filter(|p| kruise_core::pod_state::is_active(p))
-        .filter(|p| pods::controller_of(p.metadata.owner_references.as_ref()).is_none())
         .filter(|p| identity::ordinal_of(&name, &p.name_any()).is_some())
         .filter(|p| {
             pods::selects(

@@ -84,6 +84,21 @@ impl<K: Kind> Lookup<K> for Layer<'_, K> {
         listed
     }
 
+    fn controlled_by(&self, namespace: &str, uid: Option<&str>) -> Vec<Arc<K>> {
+        // An object the base holds is judged by the base's copy.
+        let mut controlled = self.base.controlled_by(namespace, uid);
+        for object in self.under.controlled_by(namespace, uid) {
+            if self
+                .base
+                .get(namespace, object.meta().name.as_deref().unwrap_or(""))
+                .is_none()
+            {
+                controlled.push(object);
+            }
+        }
+        controlled
+    }
+
     fn generation(&self) -> u64 {
         self.base
             .generation()
