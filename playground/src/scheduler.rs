@@ -6,6 +6,8 @@
 //! `TaintToleration` (every `NoSchedule`/`NoExecute` taint tolerated, including those the
 //! `node_lifecycle` module sets for cordoned and NotReady nodes).
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use crate::api::{Api, UpdateMode};
@@ -163,25 +165,25 @@ pub async fn schedule(api: &Api) {
         return;
     }
     let (pods, _) = api.store.list_shared(&ResKey::new("", "pods"), None);
+    let pending: Vec<&Value> = pods.iter().map(|p| &**p).filter(|p| waits_for_us(p)).collect();
+    if pending.is_empty() {
+        return;
+    }
+    // Pods per node, in one walk of the pods (50,000 pods on 50 nodes: not one walk per node).
+    let mut bound: HashMap<&str, usize> = HashMap::new();
+    for pod in &pods {
+        if let Some(node) = pod["spec"]["nodeName"].as_str() {
+            *bound.entry(node).or_default() += 1;
+        }
+    }
     let mut load: Vec<usize> = nodes
         .iter()
-        .map(|n| {
-            pods.iter()
-                .filter(|p| p["spec"]["nodeName"].as_str() == Some(meta::name(n)))
-                .count()
-        })
+        .map(|n| bound.get(meta::name(n)).copied().unwrap_or_default())
         .collect();
     let Some(def) = api.registry.find("", "v1", "pods") else {
         return;
     };
-    for pod in &pods {
-        let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
-        let ours = pod["spec"]["schedulerName"]
-            .as_str()
-            .is_none_or(|s| s == "default-scheduler");
-        if bound || !ours || meta::is_deleting(pod) {
-            continue;
-        }
+    for pod in pending {
         let best = (0..nodes.len())
             .filter(|&i| fits(pod, &nodes[i]))
             .min_by_key(|&i| (load[i], i));
@@ -204,6 +206,15 @@ pub async fn schedule(api: &Api) {
             }
         }
     }
+}
+
+/// An unbound pod for the default scheduler, not being deleted.
+fn waits_for_us(pod: &Value) -> bool {
+    let bound = pod["spec"]["nodeName"].as_str().is_some_and(|n| !n.is_empty());
+    let ours = pod["spec"]["schedulerName"]
+        .as_str()
+        .is_none_or(|s| s == "default-scheduler");
+    !bound && ours && !meta::is_deleting(pod)
 }
 
 /// A pod no node takes gets `PodScheduled=False`, reason `Unschedulable`, as kube-scheduler reports it
