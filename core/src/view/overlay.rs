@@ -181,6 +181,39 @@ mod tests {
     }
 
     #[test]
+    fn the_controller_of_an_object_in_both_is_the_base_copys() {
+        let owned = |name: &str, owner: Option<&str>| {
+            let mut pod =
+                json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ns"}});
+            if let Some(uid) = owner {
+                pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "name": "rs", "uid": uid, "controller": true}]);
+            }
+            pod
+        };
+        let mut base = MemoryView::default();
+        base.add(owned("released", None)).unwrap();
+        base.add(owned("kept", Some("u1"))).unwrap();
+        let mut under = MemoryView::default();
+        under.add(owned("released", Some("u1"))).unwrap();
+        under.add(owned("read", Some("u1"))).unwrap();
+        under.add(owned("other", Some("u2"))).unwrap();
+        let overlay = Overlay::new(&base, &under);
+        let names = |uid: Option<&str>| {
+            let mut names: Vec<String> = overlay
+                .pods_controlled_by("ns", uid)
+                .iter()
+                .filter_map(|p| p.metadata.name.clone())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(Some("u1")), ["kept", "read"]);
+        assert_eq!(names(None), ["released"]);
+        assert_eq!(names(Some("u2")), ["other"]);
+    }
+
+    #[test]
     fn an_empty_overlay_is_its_base() {
         let (base, _) = views();
         let empty = MemoryView::default();
