@@ -34,8 +34,10 @@ pub async fn run(api: Arc<Api>, pod_termination_delay: Option<Duration>) {
         let notified = api.store.changed.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
+        let started = std::time::Instant::now();
         pass(&api, pod_termination_delay).await;
-        tokio::time::sleep(MIN_PASS_INTERVAL).await;
+        // A pass walks every object: with many it waits as long as it took (as the simulation does).
+        tokio::time::sleep(MIN_PASS_INTERVAL.max(started.elapsed())).await;
         tokio::select! {
             _ = notified => {}
             _ = tokio::time::sleep(Duration::from_millis(200)) => {}
