@@ -154,6 +154,8 @@ DECIDE_P99=$(quantile 0.99 kruise_controller_decision_duration_seconds controlle
 WRITES=$(writes "$WORK/counts.before" "$WORK/counts.after")
 sleep 30
 STEADY_RSS=$(status $SERVE VmRSS)
+STEADY_ANON=$(status $SERVE RssAnon)
+STEADY_FILE=$(status $SERVE RssFile)
 LOAD_HWM=$(status $SERVE VmHWM)
 PLAYGROUND_RSS=$(status $PLAYGROUND VmRSS)
 
@@ -180,7 +182,7 @@ cat <<EOF
 all pods ready after                 ${READY_SECONDS} s
 kruise serve VmRSS idle (empty)      ${IDLE_RSS} kB
 kruise serve VmRSS peak sampled      ${PEAK_RSS} kB (VmHWM ${LOAD_HWM} kB)
-kruise serve VmRSS steady (+30 s)    ${STEADY_RSS} kB   (target ≤ 262144 kB)
+kruise serve VmRSS steady (+30 s)    ${STEADY_RSS} kB   (target ≤ 262144 kB; RssAnon ${STEADY_ANON} + RssFile ${STEADY_FILE} kB)
 playground VmRSS                     ${PLAYGROUND_RSS} kB
 CloneSet pass p50                    ${PASS_P50}
 CloneSet pass p99                    ${PASS_P99}   (target ≤ 5 ms)
