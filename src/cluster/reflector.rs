@@ -332,7 +332,7 @@ struct Watch<K: Kind> {
 }
 
 impl<K: Kind> Watch<K> {
-    async fn run(self, writer: reflector::store::Writer<Lenient<K>>) {
+    async fn run(self, mut writer: reflector::store::Writer<Lenient<K>>) {
         let api: Api<Lenient<K>> = Api::all(self.client.clone());
         if K::OPTIONAL {
             if !served(&api).await {
@@ -343,7 +343,6 @@ impl<K: Kind> Watch<K> {
         let mut reported = HashSet::new();
         let skipped = self.skipped;
         let reflector = self.reflector;
-        let mut writer = writer;
         let stream = watcher(api, watcher::Config::default().any_semantic())
             .default_backoff()
             .inspect_ok(move |event| {
