@@ -509,15 +509,10 @@ mod tests {
         let reflector = unwatched();
         let mut writer = reflector::store::Writer::<Lenient<PodRecord>>::default();
         let _ = reflector.store.set(writer.as_reader());
-        reflector.apply(
-            &mut writer,
-            &watcher::Event::Apply(owned_pod("a", "1", Some("u1"))),
-        );
-        reflector.apply(&mut writer, &watcher::Event::Apply(owned_pod("b", "1", None)));
-        reflector.apply(
-            &mut writer,
-            &watcher::Event::Apply(owned_pod("c", "1", Some("u2"))),
-        );
+        let mut watch = |event| reflector.apply(&mut writer, &event);
+        watch(watcher::Event::Apply(owned_pod("a", "1", Some("u1"))));
+        watch(watcher::Event::Apply(owned_pod("b", "1", None)));
+        watch(watcher::Event::Apply(owned_pod("c", "1", Some("u2"))));
         assert_eq!(controlled(&reflector, Some("u1")), ["a@1"]);
         assert_eq!(controlled(&reflector, None), ["b@1"]);
 
@@ -532,15 +527,9 @@ mod tests {
         assert_eq!(controlled(&reflector, Some("u2")), ["c@1"]);
 
         // The watch catches up; a deleted pod leaves its controller.
-        reflector.apply(
-            &mut writer,
-            &watcher::Event::Apply(owned_pod("b", "2", Some("u1"))),
-        );
-        reflector.apply(&mut writer, &watcher::Event::Apply(owned_pod("a", "2", None)));
-        reflector.apply(
-            &mut writer,
-            &watcher::Event::Delete(owned_pod("c", "3", Some("u2"))),
-        );
+        watch(watcher::Event::Apply(owned_pod("b", "2", Some("u1"))));
+        watch(watcher::Event::Apply(owned_pod("a", "2", None)));
+        watch(watcher::Event::Delete(owned_pod("c", "3", Some("u2"))));
         assert_eq!(controlled(&reflector, Some("u1")), ["b@2"]);
         assert_eq!(controlled(&reflector, None), ["a@2"]);
         assert!(controlled(&reflector, Some("u2")).is_empty());
