@@ -60,7 +60,7 @@ pub fn children(context: &Context, acj: &AdvancedCronJob) -> Vec<Child> {
     let namespace = acj.namespace().unwrap_or_default();
     let uid = acj.metadata.uid.clone().unwrap_or_default();
     let ours = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        pods::controller_of(meta.owner_references.as_ref()).is_some_and(|o| o.uid == uid)
+        kruise_core::kind::controller_ref(meta).is_some_and(|o| o.uid == uid)
     };
     let kinds = context.view.kinds();
     let mut out: Vec<Child> = kinds

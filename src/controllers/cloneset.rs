@@ -99,20 +99,19 @@ pub fn gather(
         .into_iter()
         .map(|p| (*p).clone())
         .collect();
-    let revisions = context
-        .view
-        .controller_revisions(&namespace)
-        .into_iter()
-        .filter(
-            |r| match pods::controller_of(r.metadata.owner_references.as_ref()) {
+    let revisions =
+        context
+            .view
+            .controller_revisions(&namespace)
+            .into_iter()
+            .filter(|r| match kruise_core::kind::controller_ref(&r.metadata) {
                 Some(o) => o.uid == uid,
                 None => cs.spec.selector.as_ref().is_some_and(|s| {
                     pods::selects(s, r.metadata.labels.as_ref().unwrap_or(&Default::default()))
                 }),
-            },
-        )
-        .map(|r| (*r).clone())
-        .collect();
+            })
+            .map(|r| (*r).clone())
+            .collect();
     let pvcs = context
         .view
         .persistent_volume_claims(&namespace)
@@ -259,7 +258,7 @@ fn clone_sets_of_pod(p: &PodRecord, known: &Known<CloneSet>) -> Vec<ObjectRef<Cl
     if let Some(owner) = pods::kruise_controller::<CloneSet, _>(p) {
         return vec![owner];
     }
-    if pods::controller_of(p.metadata.owner_references.as_ref()).is_some() {
+    if kruise_core::kind::controller_ref(&p.metadata).is_some() {
         return Vec::new();
     }
     let namespace = p.namespace().unwrap_or_default();

@@ -23,7 +23,7 @@ use kube::{
 use super::{
     Context, ControllerView, Error,
     control_loop::{self, Known, Next, Pass, Reconciler, Triggers},
-    pods, workloads,
+    workloads,
 };
 
 /// Every PersistentPodState is looked at least this often (node label changes trigger nothing).
@@ -70,7 +70,7 @@ fn target(view: &dyn ControllerView, pps: &PersistentPodState) -> Option<(Target
 
 /// The PersistentPodStates of the pod's namespace whose target is its controller.
 fn states_of_pod(pod: &PodRecord, known: &Known<PersistentPodState>) -> Vec<ObjectRef<PersistentPodState>> {
-    let Some(owner) = pods::controller_of(pod.metadata.owner_references.as_ref()) else {
+    let Some(owner) = kruise_core::kind::controller_ref(&pod.metadata) else {
         return Vec::new();
     };
     states_targeting(
@@ -146,9 +146,7 @@ impl Reconciler for PodStates {
             Some((_, uid)) if !uid.is_empty() => view
                 .pods(&namespace)
                 .into_iter()
-                .filter(|p| {
-                    pods::controller_of(p.metadata.owner_references.as_ref()).is_some_and(|o| &o.uid == uid)
-                })
+                .filter(|p| kruise_core::kind::controller_ref(&p.metadata).is_some_and(|o| &o.uid == uid))
                 .filter(|p| kruise_core::pod_state::is_active(p))
                 .collect(),
             _ => Vec::new(),

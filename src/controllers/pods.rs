@@ -5,9 +5,7 @@ use kruise_api::PodRecord;
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::{
-    api::core::v1::ConfigMap,
-    apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference},
-    jiff::Timestamp,
+    api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::LabelSelector, jiff::Timestamp,
 };
 use kruise_core::selector::Selector;
 use kube::{
@@ -25,18 +23,13 @@ use crate::cluster::Change;
 use futures::StreamExt as _;
 use kruise_core::Lenient;
 
-/// The controller owner reference of an object.
-pub fn controller_of(owners: Option<&Vec<OwnerReference>>) -> Option<&OwnerReference> {
-    owners?.iter().find(|o| o.controller == Some(true))
-}
-
 /// The `apps.kruise.io` workload of kind `W` that controls `object`, if any.
 pub fn kruise_controller<W, K>(object: &K) -> Option<kube::runtime::reflector::ObjectRef<W>>
 where
     W: kube::Resource<DynamicType = ()>,
     K: kube::Resource,
 {
-    let owner = controller_of(object.meta().owner_references.as_ref())?;
+    let owner = kruise_core::kind::controller_ref(object.meta())?;
     (owner.kind == W::kind(&()) && owner.api_version.starts_with("apps.kruise.io/")).then(|| {
         kube::runtime::reflector::ObjectRef::new(&owner.name)
             .within(object.meta().namespace.as_deref().unwrap_or(""))

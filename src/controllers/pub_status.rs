@@ -100,12 +100,12 @@ fn budgets_of_pod(
     let named = pods::annotation(pod, POD_RELATED_PUB_ANNOTATION)
         .filter(|n| !n.is_empty())
         .map(|name| ObjectRef::new(name).within(&namespace));
-    let workload = pods::controller_of(pod.metadata.owner_references.as_ref()).map(|o| {
+    let workload = kruise_core::kind::controller_ref(&pod.metadata).map(|o| {
         let deployment = (o.kind == "ReplicaSet")
             .then(|| known.view().replica_set(&namespace, &o.name))
             .flatten()
             .and_then(|rs| {
-                pods::controller_of(rs.metadata.owner_references.as_ref())
+                kruise_core::kind::controller_ref(&rs.metadata)
                     .filter(|d| d.kind == "Deployment")
                     .map(|d| d.name.clone())
             });

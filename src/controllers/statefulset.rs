@@ -208,7 +208,7 @@ fn sets_of_pod(p: &PodRecord, known: &Known<StatefulSet>) -> Vec<ObjectRef<State
     if let Some(owner) = pods::kruise_controller::<StatefulSet, _>(p) {
         return vec![owner];
     }
-    if pods::controller_of(p.metadata.owner_references.as_ref()).is_some() {
+    if kruise_core::kind::controller_ref(&p.metadata).is_some() {
         return Vec::new();
     }
     let namespace = p.namespace().unwrap_or_default();

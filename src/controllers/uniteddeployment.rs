@@ -56,7 +56,7 @@ struct UnitedDeployments {
 /// (they may adopt it).
 fn owner<K: kube::Resource>(object: &K, known: &Known<UnitedDeployment>) -> Vec<ObjectRef<UnitedDeployment>> {
     let meta = object.meta();
-    if pods::controller_of(meta.owner_references.as_ref()).is_some() {
+    if kruise_core::kind::controller_ref(meta).is_some() {
         return pods::kruise_controller::<UnitedDeployment, _>(object)
             .into_iter()
             .collect();
@@ -86,7 +86,7 @@ fn gather(
     let namespace = ud.namespace().unwrap_or_default();
     let uid = ud.metadata.uid.clone().unwrap_or_default();
     let ours = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        pods::controller_of(meta.owner_references.as_ref()).is_some_and(|o| o.uid == uid)
+        kruise_core::kind::controller_ref(meta).is_some_and(|o| o.uid == uid)
     };
     let revisions = view
         .controller_revisions(&namespace)
@@ -95,7 +95,7 @@ fn gather(
         .map(|r| (*r).clone())
         .collect();
     let claimable = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-        pods::controller_of(meta.owner_references.as_ref()).is_none_or(|o| o.uid == uid)
+        kruise_core::kind::controller_ref(meta).is_none_or(|o| o.uid == uid)
     };
     let kinds = view.kinds();
     let mut workloads = Vec::new();

@@ -57,10 +57,7 @@ async fn observe(
                     .view
                     .pods(&namespace)
                     .into_iter()
-                    .filter(|p| {
-                        pods::controller_of(p.metadata.owner_references.as_ref())
-                            .is_some_and(|o| o.uid == uid)
-                    })
+                    .filter(|p| kruise_core::kind::controller_ref(&p.metadata).is_some_and(|o| o.uid == uid))
                     .filter(|p| {
                         pods::selects(&selector, p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()))
                     })
@@ -141,11 +138,11 @@ fn spreads_of_pod(pod: &PodRecord, known: &Known<WorkloadSpread>) -> Vec<ObjectR
         .map(|i| ObjectRef::new(&i.name).within(&namespace))
         .into_iter()
         .collect();
-    if let Some(owner) = pods::controller_of(pod.metadata.owner_references.as_ref()) {
+    if let Some(owner) = kruise_core::kind::controller_ref(&pod.metadata) {
         refs.extend(known.refs(|w| workload_spread::targets(w, &namespace, &owner.kind, &owner.name)));
         if owner.kind == "ReplicaSet"
             && let Some(rs) = known.view().replica_set(&namespace, &owner.name)
-            && let Some(d) = pods::controller_of(rs.metadata.owner_references.as_ref())
+            && let Some(d) = kruise_core::kind::controller_ref(&rs.metadata)
         {
             refs.extend(known.refs(|w| workload_spread::targets(w, &namespace, &d.kind, &d.name)));
         }

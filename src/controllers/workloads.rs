@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReferen
 use kruise_api::apps_v1beta1::StatefulSet as AdvancedStatefulSet;
 use kube::Api;
 
-use super::{Context, Error, pods};
+use super::{Context, Error};
 
 /// A resolved workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +69,7 @@ pub async fn resolve(
                 return Ok(None);
             };
             if follow_deployment
-                && let Some(owner) = pods::controller_of(rs.metadata.owner_references.as_ref())
+                && let Some(owner) = kruise_core::kind::controller_ref(&rs.metadata)
                 && owner.kind == "Deployment"
             {
                 return Box::pin(resolve(
@@ -159,12 +159,11 @@ pub async fn pods_for_ref(
         // The ReplicaSets this Deployment controls, as named by the pods' owners.
         let mut replica_sets = BTreeSet::new();
         for pod in &all {
-            if let Some(owner) = pods::controller_of(pod.metadata.owner_references.as_ref())
+            if let Some(owner) = kruise_core::kind::controller_ref(&pod.metadata)
                 && owner.kind == "ReplicaSet"
                 && let Some(rs) = context.view.replica_set(namespace, &owner.name)
                 && rs.metadata.deletion_timestamp.is_none()
-                && pods::controller_of(rs.metadata.owner_references.as_ref())
-                    .is_some_and(|o| o.uid == workload.uid)
+                && kruise_core::kind::controller_ref(&rs.metadata).is_some_and(|o| o.uid == workload.uid)
             {
                 replica_sets.insert(owner.uid.clone());
             }
@@ -192,9 +191,7 @@ pub async fn expected_scale_for_pods(
     let mut seen_refs = BTreeSet::new();
     let mut workloads = std::collections::BTreeMap::new();
     for pod in pods {
-        let Some(owner): Option<&OwnerReference> =
-            pods::controller_of(pod.metadata.owner_references.as_ref())
-        else {
+        let Some(owner): Option<&OwnerReference> = kruise_core::kind::controller_ref(&pod.metadata) else {
             continue;
         };
         if !seen_refs.insert(owner.uid.clone()) {

@@ -60,14 +60,15 @@ pub fn convert_review(body: &[u8]) -> Result<ConversionReviewResponse, ConvertRe
     if request.uid.is_empty() {
         return Err(ConvertReviewError::MissingUid);
     }
+    // kube-apiserver always asks for `group/version`. A bare version or an empty group would be read
+    // in the object's group, and the answer would hold objects in a version other than the one asked
+    // for (found by the `convert` fuzz target): each object is refused instead.
+    let desired_is_group_version = is_group_version(&request.desired_api_version);
     let converted: Result<Vec<Value>, String> = request
         .objects
         .iter()
         .map(|object| {
-            // kube-apiserver always asks for `group/version`. A bare version or an empty group would
-            // be read in the object's group, and the answer would hold objects in a version other
-            // than the one asked for (found by the `convert` fuzz target): refused instead.
-            if !is_group_version(&request.desired_api_version) {
+            if !desired_is_group_version {
                 return Err(format!(
                     "desiredAPIVersion {:?} is not group/version",
                     request.desired_api_version
