@@ -10,8 +10,14 @@
 //!   is kept per container, `readinessGates`, the node a daemon pod's affinity pins it to, and per
 //!   container `name`, `image`, `lifecycle.preStop`, `ports` and only the env entries named in
 //!   [`RECORDED_ENV`] or fed from a pod label or annotation;
-//! - `status`: `phase`, `conditions`, and per container status `name`, `image`, `imageID`, `ready`,
-//!   `restartCount`, `started`, `containerID`, `state`; per ephemeral container status `name` and `state`.
+//! - `status`: `phase`, `conditions` (without `lastProbeTime` and `observedGeneration`), and per
+//!   container status `name`, `image`, `imageID`, `ready`, `restartCount`, `started`, `containerID`,
+//!   `state`; per ephemeral container status `name` and `state`.
+//!
+//! Parts present on few pods are boxed (a container's `lifecycle`, a terminated or waiting state): every
+//! pod pays only a pointer for them. k8s-openapi's `LifecycleHandler` is 232 B and `ContainerState` 208 B
+//! inline, `PodCondition` 160 B against [`PodConditionRecord`]'s 120 B (benches/README.md, "A pod's
+//! bytes in the cache").
 //!
 //! A field joins the record when a webhook or controller starts reading it.
 //!
@@ -19,8 +25,11 @@
 //! watch it from the pods endpoint directly. It is never written back: writes to pods are patches.
 
 use k8s_openapi::{
-    api::core::v1::{ContainerPort, EnvVar, LifecycleHandler, PodCondition, PodReadinessGate},
-    apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    api::core::v1::{
+        ContainerPort, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, EnvVar,
+        LifecycleHandler, PodReadinessGate,
+    },
+    apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time},
 };
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -148,7 +157,7 @@ pub struct ContainerRecord {
     pub env: Option<Vec<EnvVar>>,
     /// `lifecycle`, reduced to `preStop` (a ContainerRecreateRequest runs it before the stop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lifecycle: Option<LifecycleRecord>,
+    pub lifecycle: Option<Box<LifecycleRecord>>,
     /// `ports` (an httpGet preStop may name one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ports: Option<Vec<ContainerPort>>,
@@ -172,7 +181,7 @@ pub struct PodRecordStatus {
     pub phase: Option<String>,
     /// `conditions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<PodCondition>>,
+    pub conditions: Option<Vec<PodConditionRecord>>,
     /// `containerStatuses`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_statuses: Option<Vec<ContainerStatusRecord>>,
@@ -182,6 +191,55 @@ pub struct PodRecordStatus {
     /// `podIP`: where PodProbeMarker tcpSocket and httpGet probes connect.
     #[serde(default, rename = "podIP", skip_serializing_if = "Option::is_none")]
     pub pod_ip: Option<String>,
+}
+
+/// The recorded part of a pod condition: all but `lastProbeTime` and `observedGeneration`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodConditionRecord {
+    /// `type`.
+    #[serde(default, rename = "type")]
+    pub type_: String,
+    /// `status`.
+    #[serde(default)]
+    pub status: String,
+    /// `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// `lastTransitionTime`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+impl From<PodConditionRecord> for k8s_openapi::api::core::v1::PodCondition {
+    fn from(c: PodConditionRecord) -> Self {
+        k8s_openapi::api::core::v1::PodCondition {
+            type_: c.type_,
+            status: c.status,
+            reason: c.reason,
+            message: c.message,
+            last_transition_time: c.last_transition_time,
+            ..Default::default()
+        }
+    }
+}
+
+/// A container's `state`, its rarer shapes boxed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerStateRecord {
+    /// `running`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<ContainerStateRunning>,
+    /// `terminated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminated: Option<Box<ContainerStateTerminated>>,
+    /// `waiting`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Box<ContainerStateWaiting>>,
 }
 
 /// The recorded part of an ephemeral container's status.
@@ -223,7 +281,7 @@ pub struct ContainerStatusRecord {
     pub container_id: Option<String>,
     /// `state` (a ContainerRecreateRequest reads when the running container started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<k8s_openapi::api::core::v1::ContainerState>,
+    pub state: Option<ContainerStateRecord>,
 }
 
 fn metadata_without_managed_fields<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {

@@ -5,9 +5,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::PodCondition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kruise_api::{PodRecord, policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX};
+use kruise_api::{
+    PodRecord, pod::PodConditionRecord,
+    policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX,
+};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -72,7 +74,7 @@ pub fn phase(pod: &PodRecord) -> &str {
 }
 
 /// A pod condition by type.
-pub fn condition<'a>(pod: &'a PodRecord, type_: &str) -> Option<&'a PodCondition> {
+pub fn condition<'a>(pod: &'a PodRecord, type_: &str) -> Option<&'a PodConditionRecord> {
     pod.status
         .as_ref()?
         .conditions

@@ -8,7 +8,7 @@
 //! `valgrind --tool=callgrind <bench binary> --bench`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use k8s_openapi::api::core::v1::{Container, PodCondition, PodReadinessGate, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, PodReadinessGate, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -17,6 +17,7 @@ use kruise_api::apps_v1beta1::{
     CloneSet, CloneSetPodUpdateStrategyType, CloneSetSpec, CloneSetStatus, RollingUpdateCloneSetStrategy,
 };
 use kruise_api::common::{IN_PLACE_UPDATE_STATE_KEY, UpdatePriorityStrategy, UpdatePriorityWeightTerm};
+use kruise_api::pod::PodConditionRecord;
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord, PodRecordSpec, PodRecordStatus};
 use kruise_reconcile::Expectations;
 use kruise_reconcile::cloneset::pod_template::seeded_ids;
@@ -107,7 +108,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         pinned_node: None,
         ..Default::default()
     });
-    let cond = |t: &str| PodCondition {
+    let cond = |t: &str| PodConditionRecord {
         type_: t.into(),
         status: "True".into(),
         last_transition_time: Some(ready_since.clone()),

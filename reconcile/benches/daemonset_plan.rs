@@ -7,14 +7,13 @@
 //! the setup and exits (as `statefulset_plan.rs`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, PodCondition, PodSpec, PodTemplateSpec, Taint, Toleration,
-};
+use k8s_openapi::api::core::v1::{Container, Node, NodeSpec, PodSpec, PodTemplateSpec, Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{DaemonSet, DaemonSetSpec, RollingUpdateDaemonSet};
+use kruise_api::pod::PodConditionRecord;
 use kruise_api::pod::{PodRecordSpec, PodRecordStatus};
 use kruise_reconcile::Expectations;
 use kruise_reconcile::daemonset::{Input, plan, revision};
@@ -101,7 +100,7 @@ fn pod(i: usize, hash: &str, now: Timestamp) -> PodRecord {
     });
     p.status = Some(PodRecordStatus {
         phase: Some("Running".into()),
-        conditions: Some(vec![PodCondition {
+        conditions: Some(vec![PodConditionRecord {
             type_: "Ready".into(),
             status: "True".into(),
             last_transition_time: Some(since),

@@ -7,7 +7,7 @@
 //! after the setup and exits (as `cloneset_plan.rs`).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use k8s_openapi::api::core::v1::{Container, PodCondition, PodReadinessGate, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, PodReadinessGate, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -17,6 +17,7 @@ use kruise_api::apps_v1beta1::{
     StatefulSetSpec, StatefulSetStatus,
 };
 use kruise_api::common::{IN_PLACE_UPDATE_STATE_KEY, LIFECYCLE_STATE_KEY};
+use kruise_api::pod::PodConditionRecord;
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord, PodRecordSpec, PodRecordStatus};
 use kruise_reconcile::Expectations;
 use kruise_reconcile::statefulset::{Input, plan, revision};
@@ -98,7 +99,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         pinned_node: None,
         ..Default::default()
     });
-    let cond = |t: &str| PodCondition {
+    let cond = |t: &str| PodConditionRecord {
         type_: t.into(),
         status: "True".into(),
         last_transition_time: Some(ready_since.clone()),

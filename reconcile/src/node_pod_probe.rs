@@ -178,12 +178,14 @@ pub fn policy_marks(probe: &PodContainerProbe, state: &ProbeState, out: &mut Mar
 pub fn changes(marks: &Marks, pod: &PodRecord) -> bool {
     let mut labels = pod.metadata.labels.clone().unwrap_or_default();
     let mut annotations = pod.metadata.annotations.clone().unwrap_or_default();
-    let mut conditions = pod
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default();
+    let mut conditions = conditions_of(pod);
     marks.apply(&mut labels, &mut annotations, &mut conditions)
+}
+
+/// The cached pod's conditions, as the marks apply to them.
+pub fn conditions_of(pod: &PodRecord) -> Vec<PodCondition> {
+    let recorded = pod.status.as_ref().and_then(|s| s.conditions.clone());
+    recorded.into_iter().flatten().map(PodCondition::from).collect()
 }
 
 /// One pass.

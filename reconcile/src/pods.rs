@@ -212,10 +212,10 @@ pub fn active_pods_less(a: &PodRecord, b: &PodRecord) -> std::cmp::Ordering {
 #[cfg(test)]
 pub(crate) mod fixtures {
     //! Small pod builders shared by the table tests.
-    use k8s_openapi::api::core::v1::PodCondition;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
     use kruise_api::PodRecord;
+    use kruise_api::pod::PodConditionRecord;
     use kruise_api::pod::{PodRecordSpec, PodRecordStatus};
 
     /// A fixed "now" for tests.
@@ -254,7 +254,7 @@ pub(crate) mod fixtures {
         );
         p.status = Some(PodRecordStatus {
             phase: Some("Running".into()),
-            conditions: Some(vec![PodCondition {
+            conditions: Some(vec![PodConditionRecord {
                 type_: "Ready".into(),
                 status: "True".into(),
                 last_transition_time: Some(since),
@@ -408,13 +408,17 @@ mod tests {
     #[test]
     fn a_false_in_place_update_ready_condition_makes_the_pod_not_update_ready() {
         let mut p = pod("cs-a", "r");
-        p.status.as_mut().unwrap().conditions.as_mut().unwrap().push(
-            k8s_openapi::api::core::v1::PodCondition {
+        p.status
+            .as_mut()
+            .unwrap()
+            .conditions
+            .as_mut()
+            .unwrap()
+            .push(kruise_api::pod::PodConditionRecord {
                 type_: IN_PLACE_UPDATE_READY.into(),
                 status: "False".into(),
                 ..Default::default()
-            },
-        );
+            });
         assert!(!is_update_ready(&p, 0, now()));
     }
 }

@@ -127,7 +127,7 @@ fn build_pod(i: usize, s: &PodSpec, revision: &str, image: &str) -> PodRecord {
         .conditions
         .as_mut()
         .unwrap()
-        .push(k8s_openapi::api::core::v1::PodCondition {
+        .push(kruise_api::pod::PodConditionRecord {
             type_: IN_PLACE_UPDATE_READY.into(),
             status: "True".into(),
             ..Default::default()

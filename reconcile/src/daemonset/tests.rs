@@ -3,7 +3,7 @@
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
 use k8s_openapi::api::core::v1::{
-    Container, Node, NodeSpec, PodCondition, PodReadinessGate, PodSpec, PodTemplateSpec, Taint,
+    Container, Node, NodeSpec, PodReadinessGate, PodSpec, PodTemplateSpec, Taint,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -14,6 +14,7 @@ use kruise_api::apps_v1beta1::{
     RollingUpdateType,
 };
 use kruise_api::common::{Lifecycle, LifecycleHook};
+use kruise_api::pod::PodConditionRecord;
 use kruise_api::pod::{PodRecordSpec, PodRecordStatus};
 
 use super::revision::{hash_of, new_revision};
@@ -101,7 +102,7 @@ fn pod(node: &str, hash: &str, ready: bool) -> PodRecord {
     });
     p.status = Some(PodRecordStatus {
         phase: Some("Running".into()),
-        conditions: Some(vec![PodCondition {
+        conditions: Some(vec![PodConditionRecord {
             type_: "Ready".into(),
             status: if ready { "True" } else { "False" }.into(),
             last_transition_time: Some(ago(3600)),

@@ -63,11 +63,7 @@ fn npp(entries: Value, statuses: Vec<PodProbeStatus>) -> NodePodProbe {
 fn marked(p: &PodRecord, m: &Marks) -> (Value, Value, Value, bool) {
     let mut labels = p.metadata.labels.clone().unwrap_or_default();
     let mut annotations = p.metadata.annotations.clone().unwrap_or_default();
-    let mut conditions = p
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default();
+    let mut conditions = conditions_of(p);
     let changed = m.apply(&mut labels, &mut annotations, &mut conditions);
     (
         serde_json::to_value(labels).unwrap(),

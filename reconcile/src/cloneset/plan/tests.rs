@@ -55,7 +55,7 @@ fn with_containers(mut p: PodRecord, image: &str) -> PodRecord {
         .conditions
         .as_mut()
         .unwrap()
-        .push(k8s_openapi::api::core::v1::PodCondition {
+        .push(kruise_api::pod::PodConditionRecord {
             type_: IN_PLACE_UPDATE_READY.into(),
             status: "True".into(),
             ..Default::default()

@@ -3,13 +3,14 @@ use crate::action::Action;
 use crate::cloneset::testing::{self, cloneset};
 use crate::inplace::InPlaceUpdateState;
 use crate::pods::fixtures::{labelled, now, pod};
-use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
+use k8s_openapi::api::core::v1::PodReadinessGate;
 use k8s_openapi::jiff::SignedDuration;
 use kruise_api::apps_v1beta1::CloneSet;
 use kruise_api::common::{
     IN_PLACE_UPDATE_GRACE_KEY, IN_PLACE_UPDATE_READY, IN_PLACE_UPDATE_STATE_KEY, LIFECYCLE_STATE_KEY,
     Lifecycle, LifecycleHook,
 };
+use kruise_api::pod::PodConditionRecord;
 use kruise_api::pod::{ContainerRecord, ContainerStatusRecord};
 use std::time::Duration;
 
@@ -72,7 +73,7 @@ fn updating_pod(a_done: bool, a_ready: bool, state: String) -> PodRecord {
             ..Default::default()
         },
     ]);
-    status.conditions.as_mut().unwrap().push(PodCondition {
+    status.conditions.as_mut().unwrap().push(PodConditionRecord {
         type_: IN_PLACE_UPDATE_READY.into(),
         status: "False".into(),
         reason: Some("StartInPlaceUpdate".into()),
@@ -254,7 +255,7 @@ fn lifecycle_transitions() {
             .conditions
             .as_mut()
             .unwrap()
-            .push(PodCondition {
+            .push(PodConditionRecord {
                 type_: "PodScheduled".into(),
                 status: "True".into(),
                 ..Default::default()
