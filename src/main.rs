@@ -8,6 +8,8 @@ use kruise_rs::{
 };
 
 /// mimalloc: admission work is allocation-heavy (JSON trees); glibc's malloc was half of the profile.
+/// (Feature `system-allocator`: none, for heap profilers.)
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
