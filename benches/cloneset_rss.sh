@@ -19,6 +19,7 @@ export KUBECACHEDIR=$WORK/kube-cache
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
+source "$ROOT/benches/clonesets.sh"
 
 "$KRUISE" playground --listen 127.0.0.1:$API_PORT --kubeconfig "$KUBECONFIG" --nodes 50 \
   --kubelet-delay-ms 200 --external-webhook 127.0.0.1:$WEBHOOK_PORT >"$WORK/playground.log" 2>&1 &
@@ -36,25 +37,10 @@ echo "kruise serve, idle in an empty cluster: VmRSS $(rss VmRSS) kB (RssAnon $(r
 
 kubectl create namespace load >/dev/null
 start=$(date +%s)
-for i in $(seq 1 "$SETS"); do
-  cat <<EOF
----
-apiVersion: apps.kruise.io/v1beta1
-kind: CloneSet
-metadata: {name: app-$i, namespace: load}
-spec:
-  replicas: $PODS
-  selector: {matchLabels: {app: app-$i}}
-  template:
-    metadata: {labels: {app: app-$i}}
-    spec: {containers: [{name: main, image: "nginx:1.27"}]}
-  updateStrategy: {rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}}
-EOF
-done | kubectl apply -f - >/dev/null
+cloneset_yaml load 1 "$SETS" "$PODS" | kubectl apply -f - >/dev/null
 want=$((SETS * PODS))
 while true; do
-  ready=$(kubectl get clonesets -n load -o jsonpath='{range .items[*]}{.status.readyReplicas}{"\n"}{end}' |
-    awk '{s += $1} END {print s + 0}')
+  ready=$(ready_pods load)
   echo "$(($(date +%s) - start)) s: $ready / $want pods ready; kruise serve VmRSS $(rss VmRSS) kB"
   [ "$ready" -ge "$want" ] && break
   sleep 10

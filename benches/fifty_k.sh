@@ -94,27 +94,7 @@ for k, n in sorted(by.items(), key=lambda kv: -kv[1]):
         print(f"    {k}: {n}")
 EOF
 }
-cloneset_yaml() { # cloneset_yaml NAMESPACE FIRST LAST REPLICAS
-  for i in $(seq "$2" "$3"); do
-    cat <<EOF
----
-apiVersion: apps.kruise.io/v1beta1
-kind: CloneSet
-metadata: {name: app-$i, namespace: $1}
-spec:
-  replicas: $4
-  selector: {matchLabels: {app: app-$i}}
-  template:
-    metadata: {labels: {app: app-$i}}
-    spec: {containers: [{name: main, image: "nginx:1.27"}]}
-  updateStrategy: {rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}}
-EOF
-  done
-}
-ready_pods() { # ready_pods NAMESPACE
-  kubectl get clonesets -n "$1" -o jsonpath='{range .items[*]}{.status.readyReplicas}{"\n"}{end}' |
-    awk '{s += $1} END {print s + 0}'
-}
+source "$ROOT/benches/clonesets.sh"
 
 start_serve
 until kubectl get mutatingwebhookconfiguration kruise-mutating-webhook-configuration \

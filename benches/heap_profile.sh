@@ -22,6 +22,7 @@ export KUBECACHEDIR=$WORK/kube-cache
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
+source "$ROOT/benches/clonesets.sh"
 log() { echo "[$(date -u +%T)] $*" >&2; }
 
 "$KRUISE" playground --listen 127.0.0.1:$API_PORT --kubeconfig "$KUBECONFIG" --nodes "$NODES" \
@@ -36,24 +37,9 @@ until curl -sf "http://127.0.0.1:$METRICS_PORT/readyz" >/dev/null; do sleep 0.5;
 SERVE=$(pgrep -f "^$KRUISE serve --port $WEBHOOK_PORT" | head -1)
 
 kubectl create namespace load >/dev/null
-for i in $(seq 1 "$SETS"); do
-  cat <<Y
----
-apiVersion: apps.kruise.io/v1beta1
-kind: CloneSet
-metadata: {name: app-$i, namespace: load}
-spec:
-  replicas: $PODS
-  selector: {matchLabels: {app: app-$i}}
-  template:
-    metadata: {labels: {app: app-$i}}
-    spec: {containers: [{name: main, image: "nginx:1.27"}]}
-  updateStrategy: {rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}}
-Y
-done | kubectl apply -f - >/dev/null
+cloneset_yaml load 1 "$SETS" "$PODS" | kubectl apply -f - >/dev/null
 want=$((SETS * PODS))
-until [ "$(kubectl get clonesets -n load -o jsonpath='{range .items[*]}{.status.readyReplicas}{"\n"}{end}' |
-  awk '{s += $1} END {print s + 0}')" -ge "$want" ]; do sleep 10; done
+until [ "$(ready_pods load)" -ge "$want" ]; do sleep 10; done
 log "$want pods ready"
 sleep 30
 echo "==== heap_profile: $want pods, kruise serve under heaptrack ($(date -u +%F)) ===="
