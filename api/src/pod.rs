@@ -16,8 +16,8 @@
 //!
 //! Parts present on few pods are boxed (a container's `lifecycle`, a terminated or waiting state): every
 //! pod pays only a pointer for them. k8s-openapi's `LifecycleHandler` is 232 B and `ContainerState` 208 B
-//! inline, `PodCondition` 160 B against [`PodConditionRecord`]'s 120 B (benches/README.md, "A pod's
-//! bytes in the cache").
+//! inline, `PodCondition` 160 B against [`PodConditionRecord`]'s 120 B (benches/README.md, "Where a
+//! cached pod's bytes go").
 //!
 //! A field joins the record when a webhook or controller starts reading it.
 //!

@@ -1,6 +1,6 @@
 //! What a pod costs in the cache: the heap bytes a decoded [`PodRecord`] keeps, counted by dhat's
-//! allocator (benches/README.md, "A pod's bytes in the cache"). The pod is one our playground ran for a
-//! CloneSet: 5 labels, 1 annotation, 6 conditions, 1 container.
+//! allocator (benches/README.md, "Where a cached pod's bytes go"). The pod is one our playground ran
+//! for a CloneSet: 5 labels, 1 annotation, 6 conditions, 1 container.
 
 use std::sync::Arc;
 
