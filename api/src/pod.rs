@@ -5,7 +5,8 @@
 //! status and 360 B per env entry, all inline. A view of 10,000 pods spends most of its memory there.
 //! `PodRecord` deserialises from the same JSON (unknown fields are skipped) and keeps:
 //!
-//! - `metadata` whole, except `managedFields` (never read, often the largest part);
+//! - `metadata` whole, except `managedFields` (never read, often the largest part), with the labels and
+//!   annotations interned ([`PodMeta`]);
 //! - `spec`: `nodeName`, `restartPolicy`, `terminationGracePeriodSeconds`, per ephemeral container what
 //!   is kept per container, `readinessGates`, the node a daemon pod's affinity pins it to, and per
 //!   container `name`, `image`, `lifecycle.preStop`, `ports` and only the env entries named in
@@ -33,6 +34,12 @@ use k8s_openapi::{
 };
 use serde::{Deserialize, Deserializer, Serialize};
 
+mod interned;
+mod meta;
+
+pub use interned::{Interned, InternedMap};
+pub use meta::{LabelledMeta, PodMeta};
+
 /// The env entries a [`ContainerRecord`] keeps: the SidecarSet marker, the launch-priority envs and
 /// the EphemeralJob marker.
 pub const RECORDED_ENV: &[&str] = &[
@@ -46,8 +53,8 @@ pub const RECORDED_ENV: &[&str] = &[
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PodRecord {
     /// The pod's metadata, without `managedFields`.
-    #[serde(default, deserialize_with = "metadata_without_managed_fields")]
-    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub metadata: PodMeta,
     /// The recorded part of the spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<PodRecordSpec>,
@@ -284,12 +291,6 @@ pub struct ContainerStatusRecord {
     pub state: Option<ContainerStateRecord>,
 }
 
-fn metadata_without_managed_fields<'de, D: Deserializer<'de>>(d: D) -> Result<ObjectMeta, D::Error> {
-    let mut metadata = ObjectMeta::deserialize(d)?;
-    metadata.managed_fields = None;
-    Ok(metadata)
-}
-
 /// Keeps the volumes that are claims.
 fn claim_volumes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<VolumeRecord>>, D::Error> {
     let volumes = Option::<Vec<VolumeRecord>>::deserialize(d)?.unwrap_or_default();
@@ -363,12 +364,14 @@ impl k8s_openapi::Resource for PodRecord {
 impl k8s_openapi::Metadata for PodRecord {
     type Ty = ObjectMeta;
 
+    /// Everything but the labels and annotations, which are `None` here: read them from
+    /// [`PodMeta::labels`] and [`PodMeta::annotations`].
     fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
+        self.metadata.rest()
     }
 
     fn metadata_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
+        self.metadata.rest_mut()
     }
 }
 

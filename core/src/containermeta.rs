@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::EnvVar;
 use serde::{Deserialize, Serialize};
 
+use crate::selector::LabelSource;
+
 pub use kruise_api::common::RUNTIME_CONTAINERS_META_KEY;
 
 /// Env entries never counted (the SidecarSet version envs, which read annotations but change on every
@@ -62,23 +64,19 @@ pub fn key_restarts(env: &[EnvVar], field: MetaField, key: &str) -> bool {
 }
 
 /// The pod's [`RESTARTED_AT_KEY`] annotation, if set.
-pub fn restarted_at(annotations: Option<&BTreeMap<String, String>>) -> Option<&str> {
-    annotations?.get(RESTARTED_AT_KEY).map(String::as_str)
+pub fn restarted_at(annotations: &impl LabelSource) -> Option<&str> {
+    annotations.label(RESTARTED_AT_KEY)
 }
 
 /// The expected hash: the counted entries resolved from the pod's labels and annotations (a missing
 /// key resolves to "", as kubelet does).
-pub fn expected_hash(
-    env: &[EnvVar],
-    labels: Option<&BTreeMap<String, String>>,
-    annotations: Option<&BTreeMap<String, String>>,
-) -> u64 {
+pub fn expected_hash(env: &[EnvVar], labels: &impl LabelSource, annotations: &impl LabelSource) -> u64 {
     hash_with(env, |_, field, key| {
-        let map = match field {
-            MetaField::Labels => labels,
-            MetaField::Annotations => annotations,
+        let value = match field {
+            MetaField::Labels => labels.label(key),
+            MetaField::Annotations => annotations.label(key),
         };
-        map.and_then(|m| m.get(key)).cloned().unwrap_or_default()
+        value.unwrap_or_default().to_owned()
     })
 }
 
@@ -163,7 +161,7 @@ pub struct RuntimeContainerMeta {
 
 impl RuntimeContainerMeta {
     /// This container was started for the pod's current [`RESTARTED_AT_KEY`] (or the pod has none).
-    pub fn restarted_for(&self, annotations: Option<&BTreeMap<String, String>>) -> bool {
+    pub fn restarted_for(&self, annotations: &impl LabelSource) -> bool {
         restarted_at(annotations).is_none_or(|now| self.restarted_at.as_deref() == Some(now))
     }
 }
@@ -186,8 +184,8 @@ fn is_zero(v: &u64) -> bool {
 
 impl RuntimeContainerMetaSet {
     /// The annotation of a pod, if present and readable.
-    pub fn of(annotations: Option<&BTreeMap<String, String>>) -> Option<Self> {
-        serde_json::from_str(annotations?.get(RUNTIME_CONTAINERS_META_KEY)?).ok()
+    pub fn of(annotations: &impl LabelSource) -> Option<Self> {
+        serde_json::from_str(annotations.label(RUNTIME_CONTAINERS_META_KEY)?).ok()
     }
 
     /// The compact JSON written to the annotation.

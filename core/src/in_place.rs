@@ -56,7 +56,7 @@ impl StateRead {
 }
 
 fn annotation<'a>(pod: &'a PodRecord, key: &str) -> Option<&'a str> {
-    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    pod.metadata.annotations.get(key)
 }
 
 /// The pod waits out an in-place update's grace period (either annotation is set).
@@ -168,7 +168,7 @@ fn with_tag(image: &str) -> String {
 /// value recorded: the containers restarted with the new values (docs/env-from-metadata.md). False
 /// without the annotation.
 pub fn env_completed(pod: &PodRecord) -> bool {
-    let Some(meta) = RuntimeContainerMetaSet::of(pod.metadata.annotations.as_ref()) else {
+    let Some(meta) = RuntimeContainerMetaSet::of(&pod.metadata.annotations) else {
         return false;
     };
     let statuses = pod.container_statuses();
@@ -182,12 +182,12 @@ pub fn env_completed(pod: &PodRecord) -> bool {
         };
         let expected = containermeta::expected_hash(
             c.env.as_deref().unwrap_or_default(),
-            pod.metadata.labels.as_ref(),
-            pod.metadata.annotations.as_ref(),
+            &pod.metadata.labels,
+            &pod.metadata.annotations,
         );
         status.container_id.as_deref() == Some(entry.container_id.as_str())
             && entry.hashes.extracted_env_from_metadata_hash == expected
-            && entry.restarted_for(pod.metadata.annotations.as_ref())
+            && entry.restarted_for(&pod.metadata.annotations)
     })
 }
 

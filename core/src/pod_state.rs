@@ -5,9 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kruise_api::{
-    PodRecord, pod::PodConditionRecord,
+    PodRecord,
+    pod::{LabelledMeta, PodConditionRecord},
     policy_v1beta1::POD_UNAVAILABLE_LABEL_PREFIX as UNAVAILABLE_LABEL_PREFIX,
 };
 use serde::Deserialize;
@@ -18,20 +18,14 @@ use crate::names::{SIDECAR_INJECTED_ENV, SIDECARSET_INJECTED_LIST_ANNOTATION};
 
 const SIDECARSET_INPLACE_STATE: &str = "kruise.io/sidecarset-inplace-update-state";
 
-fn annotations(meta: &ObjectMeta) -> Option<&BTreeMap<String, String>> {
-    meta.annotations.as_ref()
-}
-
 /// The annotation `key` of an object.
-pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    annotations(meta).and_then(|a| a.get(key)).map(String::as_str)
+pub fn annotation<'a>(meta: &'a impl LabelledMeta, key: &str) -> Option<&'a str> {
+    meta.annotation(key)
 }
 
 /// True when a label key starts with `unavailable-pod.kruise.io/`.
-pub fn has_unavailable_label(meta: &ObjectMeta) -> bool {
-    meta.labels
-        .as_ref()
-        .is_some_and(|l| l.keys().any(|k| k.starts_with(UNAVAILABLE_LABEL_PREFIX)))
+pub fn has_unavailable_label(meta: &impl LabelledMeta) -> bool {
+    meta.label_keys().any(|k| k.starts_with(UNAVAILABLE_LABEL_PREFIX))
 }
 
 /// Kubernetes' `IsPodActive`: not `Succeeded`, not `Failed`, not being deleted. Controllers count only

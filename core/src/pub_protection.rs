@@ -5,10 +5,10 @@
 
 use std::{collections::BTreeMap, time::Duration};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
+use kruise_api::pod::LabelledMeta;
 use kruise_api::policy_v1beta1::{
     DEPRECATED_POD_RELATED_PUB_ANNOTATION, POD_PUB_NO_PROTECTION_ANNOTATION, POD_RELATED_PUB_ANNOTATION,
     PUB_PROTECT_OPERATION_ANNOTATION, PodUnavailableBudget, PodUnavailableBudgetStatus, PubOperation,
@@ -141,7 +141,7 @@ pub fn has_expired_spends(status: &PodUnavailableBudgetStatus, now: Timestamp) -
 }
 
 /// The PUB a pod names: `pub.kruise.io/related-pub`, else the deprecated `kruise.io/related-pub`.
-pub fn related_pub_name(meta: &ObjectMeta) -> Option<&str> {
+pub fn related_pub_name(meta: &impl LabelledMeta) -> Option<&str> {
     annotation(meta, POD_RELATED_PUB_ANNOTATION)
         .filter(|n| !n.is_empty())
         .or_else(|| annotation(meta, DEPRECATED_POD_RELATED_PUB_ANNOTATION))
@@ -227,11 +227,8 @@ pub fn check(
     else {
         return Ok(Outcome::Skipped(Skip::PubNotFound));
     };
-    let ignored = selects_non_empty(
-        pub_.spec.ignored_pod_selector.as_ref(),
-        &pod.metadata.labels.as_ref(),
-    )
-    .map_err(|e| e.to_string())?;
+    let ignored = selects_non_empty(pub_.spec.ignored_pod_selector.as_ref(), &pod.metadata.labels)
+        .map_err(|e| e.to_string())?;
     if ignored {
         return Ok(Outcome::Skipped(Skip::IgnoredBySelector));
     }

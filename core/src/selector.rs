@@ -25,10 +25,31 @@ impl LabelSource for BTreeMap<String, String> {
     }
 }
 
+/// A pod's labels or annotations as the cache keeps them.
+impl LabelSource for kruise_api::pod::InternedMap {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key)
+    }
+}
+
+/// No labels at all.
+impl LabelSource for () {
+    fn label(&self, _: &str) -> Option<&str> {
+        None
+    }
+}
+
 /// A raw `metadata.labels` object. A non-string value counts as absent.
 impl LabelSource for Map<String, Value> {
     fn label(&self, key: &str) -> Option<&str> {
         self.get(key).and_then(Value::as_str)
+    }
+}
+
+/// `metadata.labels` of a kind that keeps `ObjectMeta`.
+impl LabelSource for Option<BTreeMap<String, String>> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.as_ref()?.label(key)
     }
 }
 

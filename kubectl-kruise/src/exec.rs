@@ -33,7 +33,6 @@ pub fn working_container(
         let text = pod
             .metadata
             .annotations
-            .as_ref()?
             .get(kruise_core::sidecarset::SIDECARSET_WORKING_HOTUPGRADE_CONTAINER)?;
         let map: std::collections::BTreeMap<String, String> = serde_json::from_str(text).ok()?;
         map.get(s).cloned()

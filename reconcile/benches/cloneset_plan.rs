@@ -77,7 +77,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
     let mut p = PodRecord::default();
     p.metadata.name = Some(format!("demo-{i:05}"));
     p.metadata.uid = Some(format!("uid-{i}"));
-    p.metadata.labels = Some(
+    p.metadata.labels = kruise_api::pod::InternedMap::from(Some(
         [
             ("app", "demo"),
             ("controller-revision-hash", revision),
@@ -88,7 +88,7 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect(),
-    );
+    ));
     let ready_since = Time(
         now.checked_sub(SignedDuration::from_secs(600 + i as i64))
             .unwrap(),
@@ -154,8 +154,9 @@ fn bench(c: &mut Criterion) {
         .map(|i| {
             if i < 400 {
                 let mut p = pod(i, &n2, "app:2", now);
-                p.metadata.annotations =
-                    Some([(IN_PLACE_UPDATE_STATE_KEY.to_string(), state.clone())].into());
+                p.metadata.annotations = kruise_api::pod::InternedMap::from(Some(
+                    [(IN_PLACE_UPDATE_STATE_KEY.to_string(), state.clone())].into(),
+                ));
                 p
             } else {
                 pod(i, &n1, "app:1", now)

@@ -87,13 +87,13 @@ fn pod(i: usize, hash: &str, now: Timestamp) -> PodRecord {
     p.metadata.uid = Some(format!("uid-{i}"));
     let since = Time(now.checked_sub(SignedDuration::from_secs(3600)).unwrap());
     p.metadata.creation_timestamp = Some(since.clone());
-    p.metadata.labels = Some(
+    p.metadata.labels = kruise_api::pod::InternedMap::from(Some(
         [
             ("app".to_string(), "agent".to_string()),
             ("controller-revision-hash".to_string(), hash.to_string()),
         ]
         .into(),
-    );
+    ));
     p.spec = Some(PodRecordSpec {
         node_name: Some(format!("node-{i:05}")),
         ..Default::default()

@@ -68,18 +68,15 @@ fn pod(i: usize, revision: &str, image: &str, now: Timestamp) -> PodRecord {
     let name = format!("demo-{i}");
     p.metadata.name = Some(name.clone());
     p.metadata.uid = Some(format!("uid-{i}"));
-    p.metadata.labels = Some(
-        [
-            ("app", "demo"),
-            ("controller-revision-hash", revision),
-            ("statefulset.kubernetes.io/pod-name", &name),
-            ("apps.kubernetes.io/pod-index", &i.to_string()),
-            (LIFECYCLE_STATE_KEY, "Normal"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect(),
-    );
+    p.metadata.labels = [
+        ("app", "demo"),
+        ("controller-revision-hash", revision),
+        ("statefulset.kubernetes.io/pod-name", &name),
+        ("apps.kubernetes.io/pod-index", &i.to_string()),
+        (LIFECYCLE_STATE_KEY, "Normal"),
+    ]
+    .into_iter()
+    .collect();
     let ready_since = Time(
         now.checked_sub(SignedDuration::from_secs(600 + i as i64))
             .unwrap(),
@@ -142,8 +139,9 @@ fn bench(c: &mut Criterion) {
         .map(|i| {
             if i >= 600 {
                 let mut p = pod(i, &n2, "app:2", now);
-                p.metadata.annotations =
-                    Some([(IN_PLACE_UPDATE_STATE_KEY.to_string(), state.clone())].into());
+                p.metadata.annotations = [(IN_PLACE_UPDATE_STATE_KEY, state.as_str())]
+                    .into_iter()
+                    .collect();
                 p
             } else {
                 pod(i, &n1, "app:1", now)

@@ -132,8 +132,7 @@ pub fn targets<'a>(job: &EphemeralJob, pods: &'a [PodRecord]) -> Vec<&'a PodReco
         .iter()
         .filter(|p| p.metadata.namespace.as_deref().unwrap_or(namespace) == namespace)
         .filter(|p| {
-            kruise_core::selector::selects(Some(&job.spec.selector), &p.metadata.labels.as_ref())
-                .unwrap_or(false)
+            kruise_core::selector::selects(Some(&job.spec.selector), &p.metadata.labels).unwrap_or(false)
         })
         .filter(|p| pod_state::is_active(p) && !foreign(job, p))
         .collect();

@@ -176,8 +176,8 @@ pub fn policy_marks(probe: &PodContainerProbe, state: &ProbeState, out: &mut Mar
 
 /// Whether the marks change the cached pod.
 pub fn changes(marks: &Marks, pod: &PodRecord) -> bool {
-    let mut labels = pod.metadata.labels.clone().unwrap_or_default();
-    let mut annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    let mut labels = pod.metadata.labels.to_btree_map().unwrap_or_default();
+    let mut annotations = pod.metadata.annotations.to_btree_map().unwrap_or_default();
     let mut conditions = conditions_of(pod);
     marks.apply(&mut labels, &mut annotations, &mut conditions)
 }

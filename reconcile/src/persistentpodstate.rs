@@ -22,6 +22,7 @@ use kruise_api::{
     },
 };
 use kruise_core::pod_state;
+use kruise_core::selector::LabelSource;
 
 /// What the planner needs to know of the target workload.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -114,14 +115,14 @@ fn record(
         }
         let Some(node) = node(node_name) else { continue };
         let node_labels = node.metadata.labels.as_ref();
-        let pod_annotations = pod.metadata.annotations.as_ref();
-        let pick = |map: Option<&BTreeMap<String, String>>, keys: &mut dyn Iterator<Item = &str>| {
-            keys.filter_map(|k| map?.get(k).map(|v| (k.to_string(), v.clone())))
+        let pod_annotations = &pod.metadata.annotations;
+        let pick = |map: &dyn LabelSource, keys: &mut dyn Iterator<Item = &str>| {
+            keys.filter_map(|k| map.label(k).map(|v| (k.to_string(), v.to_string())))
                 .collect()
         };
         let state = PodState {
             node_name: node_name.to_string(),
-            node_topology_labels: pick(node_labels, &mut keys.iter().copied()),
+            node_topology_labels: pick(&node_labels, &mut keys.iter().copied()),
             annotations: pick(
                 pod_annotations,
                 &mut spec.persistent_pod_annotations.iter().map(|a| a.key.as_str()),

@@ -78,8 +78,7 @@ pub struct Plan {
 
 /// Whether the marker's pods include `pod`: selected, active, scheduled and `Initialized`.
 pub fn matches(ppm: &PodProbeMarker, pod: &PodRecord) -> bool {
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    kruise_core::selector::selects(ppm.spec.selector.as_ref(), &labels).unwrap_or(false)
+    kruise_core::selector::selects(ppm.spec.selector.as_ref(), &pod.metadata.labels).unwrap_or(false)
         && pod_state::is_active(pod)
         && pod
             .spec

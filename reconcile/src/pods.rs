@@ -25,12 +25,12 @@ pub fn lifecycle_state(pod: &PodRecord) -> &str {
 
 /// A label of the pod.
 pub fn label<'a>(pod: &'a PodRecord, key: &str) -> Option<&'a str> {
-    pod.metadata.labels.as_ref()?.get(key).map(String::as_str)
+    pod.metadata.labels.get(key)
 }
 
 /// An annotation of the pod.
 pub fn annotation<'a>(pod: &'a PodRecord, key: &str) -> Option<&'a str> {
-    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    pod.metadata.annotations.get(key)
 }
 
 /// The pod's name (`""` when unset).
@@ -75,8 +75,8 @@ pub struct KeyLabels<'a> {
 /// The pod's [`KeyLabels`].
 pub fn key_labels(pod: &PodRecord) -> KeyLabels<'_> {
     let mut out = KeyLabels::default();
-    for (k, v) in pod.metadata.labels.iter().flatten() {
-        match k.as_str() {
+    for (k, v) in pod.metadata.labels.iter() {
+        match k {
             LIFECYCLE_STATE_KEY => out.lifecycle_state = v,
             CONTROLLER_REVISION_HASH => out.revision = v,
             POD_TEMPLATE_HASH => out.has_template_hash = true,
@@ -228,7 +228,7 @@ pub(crate) mod fixtures {
         let mut p = PodRecord::default();
         p.metadata.name = Some(name.into());
         p.metadata.uid = Some(format!("uid-{name}"));
-        p.metadata.labels = Some(
+        p.metadata.labels = kruise_api::pod::InternedMap::from(Some(
             [
                 ("app".to_string(), "demo".to_string()),
                 (super::CONTROLLER_REVISION_HASH.to_string(), revision.to_string()),
@@ -242,7 +242,7 @@ pub(crate) mod fixtures {
                 ),
             ]
             .into(),
-        );
+        ));
         p.spec = Some(PodRecordSpec {
             node_name: Some("node-1".into()),
             ..Default::default()
@@ -274,19 +274,13 @@ pub(crate) mod fixtures {
 
     /// The same pod with a label.
     pub fn labelled(mut p: PodRecord, key: &str, value: &str) -> PodRecord {
-        p.metadata
-            .labels
-            .get_or_insert_default()
-            .insert(key.into(), value.into());
+        p.metadata.labels.insert(key.into(), value.into());
         p
     }
 
     /// The same pod with an annotation.
     pub fn annotated(mut p: PodRecord, key: &str, value: &str) -> PodRecord {
-        p.metadata
-            .annotations
-            .get_or_insert_default()
-            .insert(key.into(), value.into());
+        p.metadata.annotations.insert(key.into(), value.into());
         p
     }
 }
@@ -330,12 +324,7 @@ mod tests {
     fn key_labels_are_read_in_one_pass() {
         let bare = labelled(pod("cs-a", "cs-7f9c"), POD_TEMPLATE_HASH, "");
         let mut no_hash = bare.clone();
-        no_hash
-            .metadata
-            .labels
-            .as_mut()
-            .unwrap()
-            .remove(POD_TEMPLATE_HASH);
+        no_hash.metadata.labels.remove(POD_TEMPLATE_HASH);
         assert_eq!(
             key_labels(&no_hash),
             KeyLabels {

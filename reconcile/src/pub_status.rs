@@ -22,6 +22,7 @@ use kruise_api::{
 };
 // The availability rule the pod webhook spends the budget by.
 use kruise_core::pod_state;
+use kruise_core::selector::LabelSource;
 
 use crate::{
     int_or_percent::{InvalidIntOrPercent, scaled_i32},
@@ -48,7 +49,7 @@ pub fn desired_available(budget: &PodUnavailableBudget, expected: i32) -> Result
 pub fn covers(
     budget: &PodUnavailableBudget,
     namespace: &str,
-    labels: &BTreeMap<String, String>,
+    labels: &impl LabelSource,
     workload: Option<(&str, &str)>,
 ) -> bool {
     if budget.metadata.namespace.as_deref() != Some(namespace) {

@@ -97,7 +97,7 @@ pub fn injected(pod: &PodRecord) -> Option<Injected> {
 /// The version a pod is counted under ([`kruise_core::workload_spread::pod_version`]).
 pub fn pod_version(pod: &PodRecord) -> String {
     let kind = controller_of(pod.metadata.owner_references.as_deref()).map(|o| o.kind.as_str());
-    kruise_core::workload_spread::pod_version(kind, &pod.metadata.labels.as_ref()).to_string()
+    kruise_core::workload_spread::pod_version(kind, &pod.metadata.labels).to_string()
 }
 
 fn name(ws: &WorkloadSpread) -> &str {
@@ -383,9 +383,9 @@ pub fn plan(ws: &WorkloadSpread, observed: &Observed<'_>) -> Result<Plan, PlanEr
     // each version's subsets taking its pods up to their maxReplicas first.
     let mut by_version: BTreeMap<String, Vec<&Arc<PodRecord>>> = BTreeMap::new();
     for pod in observed.pods {
-        if filter.is_some_and(|f| {
-            !kruise_core::selector::selects(Some(f), &pod.metadata.labels.as_ref()).unwrap_or(false)
-        }) {
+        if filter
+            .is_some_and(|f| !kruise_core::selector::selects(Some(f), &pod.metadata.labels).unwrap_or(false))
+        {
             continue;
         }
         by_version.entry(pod_version(pod)).or_default().push(pod);

@@ -136,12 +136,7 @@ pub fn orphans(context: &Context, cs: &CloneSet) -> Vec<Arc<PodRecord>> {
         .pods_controlled_by(&cs.namespace().unwrap_or_default(), None)
         .into_iter()
         .filter(|p| kruise_core::pod_state::is_active(p))
-        .filter(|p| {
-            pods::selects(
-                selector,
-                p.metadata.labels.as_ref().unwrap_or(&Default::default()),
-            )
-        })
+        .filter(|p| pods::selects(selector, &p.metadata.labels))
         .collect()
 }
 
@@ -262,13 +257,10 @@ fn clone_sets_of_pod(p: &PodRecord, known: &Known<CloneSet>) -> Vec<ObjectRef<Cl
         return Vec::new();
     }
     let namespace = p.namespace().unwrap_or_default();
-    let labels = p.metadata.labels.clone().unwrap_or_default();
+    let labels = &p.metadata.labels;
     known.refs(|c| {
         c.metadata.namespace.as_deref() == Some(namespace.as_str())
-            && c.spec
-                .selector
-                .as_ref()
-                .is_some_and(|s| pods::selects(s, &labels))
+            && c.spec.selector.as_ref().is_some_and(|s| pods::selects(s, labels))
     })
 }
 

@@ -182,8 +182,7 @@ async fn pass(
 
 fn selects(job: &EphemeralJob, pod: &PodRecord) -> bool {
     job.namespace() == pod.metadata.namespace
-        && kruise_core::selector::selects(Some(&job.spec.selector), &pod.metadata.labels.as_ref())
-            .unwrap_or(false)
+        && kruise_core::selector::selects(Some(&job.spec.selector), &pod.metadata.labels).unwrap_or(false)
 }
 
 impl Reconciler for State {

@@ -67,12 +67,7 @@ fn containers_ready(pod: &PodRecord) -> bool {
 
 /// Whether the pod needs the controller at all (no API read needed to decide).
 pub fn wanted(pod: &PodRecord) -> bool {
-    let completed = pod
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(COMPLETED_ANNOTATION))
-        .is_some_and(|v| v == "true");
+    let completed = pod.metadata.annotations.get(COMPLETED_ANNOTATION) == Some("true");
     !completed && !containers_ready(pod) && !next_priorities(pod).is_empty()
 }
 
@@ -249,7 +244,7 @@ mod tests {
     #[test]
     fn completed_or_ready_pods_are_left_alone() {
         let mut done = pod(&[("a", Some(0), false), ("b", Some(1), false)]);
-        done.metadata.annotations = Some([(COMPLETED_ANNOTATION.to_string(), "true".to_string())].into());
+        done.metadata.annotations = [(COMPLETED_ANNOTATION, "true")].into_iter().collect();
         assert!(plan(&done, None).is_empty());
         let all_ready = pod(&[("a", Some(0), true), ("b", Some(1), true)]);
         assert!(plan(&all_ready, None).is_empty());

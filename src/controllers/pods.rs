@@ -2,12 +2,12 @@
 //! per-pod passes ([`super::pod_readiness`], [`super::launch_priority`]) — one pod watch for both.
 
 use kruise_api::PodRecord;
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::core::v1::ConfigMap, apimachinery::pkg::apis::meta::v1::LabelSelector, jiff::Timestamp,
 };
-use kruise_core::selector::Selector;
+use kruise_core::selector::{LabelSource, Selector};
 use kube::{
     Api, ResourceExt as _,
     api::{Patch, PatchParams, PostParams},
@@ -38,7 +38,7 @@ where
 
 /// Whether `selector` selects `labels` (`metav1.LabelSelectorAsSelector`); an invalid selector
 /// selects nothing.
-pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+pub fn selects(selector: &LabelSelector, labels: &impl LabelSource) -> bool {
     Selector::parse(Some(selector))
         .valid()
         .is_ok_and(|s| s.matches_labels(labels))
@@ -46,7 +46,7 @@ pub fn selects(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> b
 
 /// The pod's annotation `key`.
 pub fn annotation<'a>(pod: &'a PodRecord, key: &str) -> Option<&'a str> {
-    pod.metadata.annotations.as_ref()?.get(key).map(String::as_str)
+    pod.metadata.annotations.get(key)
 }
 
 /// How often a pod waiting on its launch barrier is looked at without a trigger.
@@ -187,6 +187,8 @@ async fn launch_barrier(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     #[test]

@@ -58,7 +58,7 @@ pub async fn pods_for_budget(
         .pods(&namespace)
         .into_iter()
         .filter(|p| kruise_core::pod_state::is_active(p))
-        .filter(|p| pods::selects(selector, p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+        .filter(|p| pods::selects(selector, &p.metadata.labels))
         .collect();
     let expected = match protect {
         Some(p) => p,
@@ -114,11 +114,11 @@ fn budgets_of_pod(
             None => (o.kind.clone(), o.name.clone()),
         }
     });
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let labels = &pod.metadata.labels;
     let workload = workload.as_ref().map(|(k, n)| (k.as_str(), n.as_str()));
     named
         .into_iter()
-        .chain(known.refs(|b| pub_status::covers(b, &namespace, &labels, workload)))
+        .chain(known.refs(|b| pub_status::covers(b, &namespace, labels, workload)))
         .collect()
 }
 

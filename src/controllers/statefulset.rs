@@ -112,12 +112,7 @@ pub fn orphans(context: &Context, set: &StatefulSet) -> Vec<Arc<PodRecord>> {
         .into_iter()
         .filter(|p| kruise_core::pod_state::is_active(p))
         .filter(|p| identity::ordinal_of(&name, &p.name_any()).is_some())
-        .filter(|p| {
-            pods::selects(
-                selector,
-                p.metadata.labels.as_ref().unwrap_or(&Default::default()),
-            )
-        })
+        .filter(|p| pods::selects(selector, &p.metadata.labels))
         .collect()
 }
 

@@ -7,7 +7,7 @@
 //! changes when they do). An update reads the workload fresh from the API server and re-applies the subset template to
 //! it, so fields kruise-rs does not model are kept.
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Pod;
@@ -146,7 +146,7 @@ fn gather(
         Some(selector) if selector != &Default::default() => view
             .pods(&namespace)
             .into_iter()
-            .filter(|p| pods::selects(selector, p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+            .filter(|p| pods::selects(selector, &p.metadata.labels))
             .collect(),
         _ => Vec::new(),
     };

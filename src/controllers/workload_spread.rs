@@ -58,9 +58,7 @@ async fn observe(
                     .pods(&namespace)
                     .into_iter()
                     .filter(|p| kruise_core::kind::controller_ref(&p.metadata).is_some_and(|o| o.uid == uid))
-                    .filter(|p| {
-                        pods::selects(&selector, p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new()))
-                    })
+                    .filter(|p| pods::selects(&selector, &p.metadata.labels))
                     .collect();
                 (pods, job.spec.as_ref().and_then(|s| s.parallelism).unwrap_or(1))
             }

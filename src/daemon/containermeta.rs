@@ -168,7 +168,7 @@ async fn sync_pod(env: &Env, (namespace, name): &PodKey) -> Result<Option<Durati
     }
     let uid = pod.metadata.uid.clone().unwrap_or_default();
     let cri = runtime_containers(&runtime, &uid).await?;
-    let old = RuntimeContainerMetaSet::of(pod.metadata.annotations.as_ref());
+    let old = RuntimeContainerMetaSet::of(&pod.metadata.annotations);
     let mut entries = plan::build(&pod, runtime.name(), &cri, old.as_ref(), env.gate);
     let mut again = None;
     for e in entries.iter_mut().filter(|e| e.needs_exec) {

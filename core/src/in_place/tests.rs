@@ -144,7 +144,7 @@ fn env_from_metadata_completes_only_with_the_new_hash_for_the_current_container(
             .env
             .clone()
             .unwrap();
-        let annotations = [("version".to_string(), version.to_string())].into();
+        let annotations: BTreeMap<String, String> = [("version".to_string(), version.to_string())].into();
         let report = RuntimeContainerMetaSet {
             containers: vec![RuntimeContainerMeta {
                 name: "app".into(),
@@ -152,7 +152,7 @@ fn env_from_metadata_completes_only_with_the_new_hash_for_the_current_container(
                 restart_count: 1,
                 hashes: RuntimeContainerHashes {
                     plain_hash: 1,
-                    extracted_env_from_metadata_hash: expected_hash(&env, None, Some(&annotations)),
+                    extracted_env_from_metadata_hash: expected_hash(&env, &(), &annotations),
                 },
                 restarted_at: None,
             }],
@@ -194,7 +194,7 @@ fn a_restart_completes_only_when_every_container_recorded_the_current_restarted_
         .env
         .clone()
         .unwrap();
-    let annotations = [("version".to_string(), "2".to_string())].into();
+    let annotations: BTreeMap<String, String> = [("version".to_string(), "2".to_string())].into();
     let with_report = |container_id: &str, recorded: Option<&str>, pod_at: Option<&str>| {
         let report = RuntimeContainerMetaSet {
             containers: vec![RuntimeContainerMeta {
@@ -203,7 +203,7 @@ fn a_restart_completes_only_when_every_container_recorded_the_current_restarted_
                 restart_count: 1,
                 hashes: RuntimeContainerHashes {
                     plain_hash: 1,
-                    extracted_env_from_metadata_hash: expected_hash(&env, None, Some(&annotations)),
+                    extracted_env_from_metadata_hash: expected_hash(&env, &(), &annotations),
                 },
                 restarted_at: recorded.map(Into::into),
             }],

@@ -1,6 +1,6 @@
 //! One reconcile of a CloneSet (`doReconcile`, docs/cloneset-controller.md#reconcile), as a pure function.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ControllerRevision;
@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{CLONESET_INSTANCE_ID, CloneSet, CloneSetStatus};
+use kruise_core::selector::LabelSource;
 use serde_json::json;
 
 use crate::action::Action;
@@ -82,10 +83,8 @@ fn min_delay(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
 }
 
 /// The pod or PVC instance-id label, `""` without.
-fn id_of(labels: Option<&BTreeMap<String, String>>) -> &str {
-    labels
-        .and_then(|l| l.get(CLONESET_INSTANCE_ID))
-        .map_or("", String::as_str)
+fn id_of(labels: &impl LabelSource) -> &str {
+    labels.label(CLONESET_INSTANCE_ID).unwrap_or_default()
 }
 
 /// Plans one reconcile. `expectations` are the loop's outstanding writes for this CloneSet (already
@@ -120,7 +119,7 @@ pub fn plan(
     // Active pods; release those whose labels left the selector.
     let mut active: Vec<&PodRecord> = Vec::with_capacity(input.pods.len());
     for p in input.pods.iter().filter(|p| pods::is_active(p)) {
-        if sel.evaluate(&p.metadata.labels.as_ref())? != Selection::NoMatch {
+        if sel.evaluate(&p.metadata.labels)? != Selection::NoMatch {
             active.push(p);
         } else if let Some(uid) = &cs.metadata.uid {
             actions.push(Action::PatchPod {
@@ -135,7 +134,7 @@ pub fn plan(
     let active_ids: BTreeSet<&str> = if input.pvcs.is_empty() {
         BTreeSet::new()
     } else {
-        active.iter().map(|p| id_of(p.metadata.labels.as_ref())).collect()
+        active.iter().map(|p| id_of(&p.metadata.labels)).collect()
     };
     let mut pvcs: Vec<&PersistentVolumeClaim> = Vec::new();
     for pvc in input
@@ -143,7 +142,7 @@ pub fn plan(
         .iter()
         .filter(|p| p.metadata.deletion_timestamp.is_none())
     {
-        let id = id_of(pvc.metadata.labels.as_ref());
+        let id = id_of(&pvc.metadata.labels);
         if cs.spec.scale_strategy.enable_pvc_reuse || active_ids.contains(&id) {
             pvcs.push(pvc);
             continue;
@@ -152,7 +151,7 @@ pub fn plan(
         match input
             .pods
             .iter()
-            .find(|p| !pods::is_active(p) && id_of(p.metadata.labels.as_ref()) == id)
+            .find(|p| !pods::is_active(p) && id_of(&p.metadata.labels) == id)
         {
             Some(pod) => actions.push(Action::PatchPvc {
                 name,

@@ -10,6 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use kruise_api::PodRecord;
 use kruise_api::apps_v1beta1::{CLONESET_INSTANCE_ID, CloneSet};
 use kruise_api::common::{IN_PLACE_UPDATE_READY, LIFECYCLE_STATE_KEY, LIFECYCLE_TIMESTAMP_KEY};
+use kruise_core::selector::LabelSource;
 
 use crate::cloneset::revision::owner_reference;
 use crate::pods::{CONTROLLER_REVISION_HASH, POD_TEMPLATE_HASH, short_hash};
@@ -116,17 +117,12 @@ pub fn available_ids(
     pvcs: &[&PersistentVolumeClaim],
     generate: &mut dyn FnMut() -> String,
 ) -> Vec<String> {
-    let id_of = |m: &ObjectMeta| {
-        m.labels
-            .as_ref()
-            .and_then(|l| l.get(CLONESET_INSTANCE_ID))
-            .cloned()
-    };
+    let id_of = |labels: &dyn LabelSource| labels.label(CLONESET_INSTANCE_ID).map(str::to_owned);
     let mut existing: BTreeSet<String> = BTreeSet::new();
     let mut free: BTreeSet<String> = BTreeSet::new();
     for id in pvcs
         .iter()
-        .filter_map(|p| id_of(&p.metadata))
+        .filter_map(|p| id_of(&p.metadata.labels))
         .filter(|id| !id.is_empty())
     {
         existing.insert(id.clone());
@@ -134,7 +130,7 @@ pub fn available_ids(
     }
     for id in pods
         .iter()
-        .filter_map(|p| id_of(&p.metadata))
+        .filter_map(|p| id_of(&p.metadata.labels))
         .filter(|id| !id.is_empty())
     {
         free.remove(&id);

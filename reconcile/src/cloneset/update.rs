@@ -173,7 +173,7 @@ impl<'a> Priority<'a> {
                 .iter()
                 .filter(|(sel, _)| {
                     // A selector with an unknown operator gives no weight.
-                    sel.evaluate(&p.metadata.labels.as_ref())
+                    sel.evaluate(&p.metadata.labels)
                         .is_ok_and(|s| s != Selection::NoMatch)
                 })
                 .map(|(_, w)| w)

@@ -89,13 +89,13 @@ fn pod(node: &str, hash: &str, ready: bool) -> PodRecord {
     p.metadata.namespace = Some("ns".into());
     p.metadata.uid = Some(format!("uid-{node}-{hash}"));
     p.metadata.creation_timestamp = Some(ago(3600));
-    p.metadata.labels = Some(
+    p.metadata.labels = kruise_api::pod::InternedMap::from(Some(
         [
             ("app".to_string(), "agent".to_string()),
             ("controller-revision-hash".to_string(), hash.to_string()),
         ]
         .into(),
-    );
+    ));
     p.spec = Some(PodRecordSpec {
         node_name: Some(node.into()),
         ..Default::default()
@@ -514,7 +514,7 @@ fn pre_delete_holds_a_hooked_pod_and_deletes_it_once_unhooked() {
         p.actions
     );
     // Unhooked: deleted.
-    held[1].metadata.labels.as_mut().unwrap().remove("hold");
+    held[1].metadata.labels.remove("hold");
     assert_eq!(
         deletes(&run(&d, &nodes(2), &held, &[rev])),
         [format!("agent-n2-{h}")]

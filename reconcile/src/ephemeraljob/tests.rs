@@ -54,7 +54,8 @@ fn pod(name: &str, created: i64, injected: Option<(&str, ContainerState)>) -> Po
     let mut p = PodRecord::default();
     p.metadata.name = Some(name.into());
     p.metadata.namespace = Some("ns".into());
-    p.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+    p.metadata.labels =
+        kruise_api::pod::InternedMap::from(Some([("app".to_string(), "web".to_string())].into()));
     p.metadata.creation_timestamp = Some(Time(at(created)));
     let mut spec = PodRecordSpec::default();
     let mut status = PodRecordStatus {
@@ -236,9 +237,10 @@ fn no_match_waits_and_foreign_containers_are_skipped() {
     assert_eq!(types, ["Initialized", "MatchedEmpty"]);
     // A pod holding a `debugger` someone else added is not a target.
     let mut other = pod("x", 0, Some(("someone-else", running())));
-    other.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+    other.metadata.labels =
+        kruise_api::pod::InternedMap::from(Some([("app".to_string(), "web".to_string())].into()));
     let mut unlabelled = pod("y", 0, None);
-    unlabelled.metadata.labels = None;
+    unlabelled.metadata.labels = Default::default();
     let p = run(&j, &[other, unlabelled], 0);
     assert_eq!(status(&p).matches, 0);
     assert!(p.inject.is_empty());

@@ -69,7 +69,7 @@ pub fn targets<'a>(
         return pods
             .iter()
             .filter(|p| is_active(p))
-            .filter(|p| selector.matches_labels(p.metadata.labels.as_ref().unwrap_or(&BTreeMap::new())))
+            .filter(|p| selector.matches_labels(&p.metadata.labels))
             .filter_map(|p| p.spec.as_ref()?.node_name.as_deref())
             .filter(|node| seen.insert(*node))
             .filter_map(|node| by_name.get(node).copied())

@@ -61,8 +61,8 @@ fn npp(entries: Value, statuses: Vec<PodProbeStatus>) -> NodePodProbe {
 
 /// The pod after the marks, as JSON (labels, annotations, conditions).
 fn marked(p: &PodRecord, m: &Marks) -> (Value, Value, Value, bool) {
-    let mut labels = p.metadata.labels.clone().unwrap_or_default();
-    let mut annotations = p.metadata.annotations.clone().unwrap_or_default();
+    let mut labels = p.metadata.labels.to_btree_map().unwrap_or_default();
+    let mut annotations = p.metadata.annotations.to_btree_map().unwrap_or_default();
     let mut conditions = conditions_of(p);
     let changed = m.apply(&mut labels, &mut annotations, &mut conditions);
     (
@@ -134,7 +134,8 @@ fn an_unchanged_pod_is_not_written_and_a_changed_message_is() {
     );
     let p = {
         let mut p = p;
-        p.metadata.annotations = Some([("probed".to_string(), "ok".to_string())].into());
+        p.metadata.annotations =
+            kruise_api::pod::InternedMap::from(Some([("probed".to_string(), "ok".to_string())].into()));
         p
     };
     let same = super::marks("shop", &status("Succeeded", "ok"), |_, n| {

@@ -171,7 +171,9 @@ fn allowed_is_current_minus_desired_floored_at_zero() {
 
 fn plan_with_labels(now: Timestamp) -> Plan {
     let mut p = (*pod("a", true)).clone();
-    p.metadata.labels = Some([("unavailable-pod.kruise.io/drain".to_string(), "true".to_string())].into());
+    p.metadata.labels = kruise_api::pod::InternedMap::from(Some(
+        [("unavailable-pod.kruise.io/drain".to_string(), "true".to_string())].into(),
+    ));
     plan(
         &budget(json!({"maxUnavailable": 0}), Value::Null),
         &[Arc::new(p)],
@@ -211,7 +213,7 @@ fn consistency_of_images_and_in_place_updates() {
         .as_mut()
         .unwrap()[0]
         .image = "nginx:1.25".into();
-    tagged.metadata.annotations = Some(
+    tagged.metadata.annotations = kruise_api::pod::InternedMap::from(Some(
         [(
             "apps.kruise.io/inplace-update-state".to_string(),
             json!({"revision": "r2", "updateTimestamp": "2026-01-01T00:00:00Z",
@@ -219,7 +221,7 @@ fn consistency_of_images_and_in_place_updates() {
             .to_string(),
         )]
         .into(),
-    );
+    ));
     assert!(!is_state_consistent(&tagged), "kubelet still runs the old image");
     tagged
         .status
@@ -244,8 +246,6 @@ fn consistency_of_images_and_in_place_updates() {
     tagged
         .metadata
         .annotations
-        .as_mut()
-        .unwrap()
         .insert("apps.kruise.io/inplace-update-grace".into(), "{}".into());
     assert!(!is_state_consistent(&tagged), "in the grace period");
 }

@@ -2,7 +2,7 @@
 //! ActivePods order, `priorityStrategy`, `scatterStrategy`; the last `partition` kept; `maxUnavailable`
 //! spent by matched pods not consistent and ready; a PodUnavailableBudget asked before each write.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kruise_api::PodRecord;
@@ -98,7 +98,7 @@ pub(super) fn choose(
     for p in &chosen {
         let metadata = kruise_core::sidecarset::patch_pod_metadata(
             &set.spec,
-            p.pod.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()),
+            &p.pod.metadata.annotations.to_btree_map().unwrap_or_default(),
         )
         .map_err(PlanError::Spec)?;
         let cx = upgrade::UpgradeContext {

@@ -110,8 +110,7 @@ impl<'a> Deriver<'a> {
     /// The facts of `pod`.
     pub fn pod(&self, pod: &PodRecord) -> PodFacts {
         let (set, facts) = (self.set, &self.facts);
-        let empty = Default::default();
-        let labels = pod.metadata.labels.as_ref().unwrap_or(&empty);
+        let labels = &pod.metadata.labels;
         let strategy = &set.spec.update_strategy;
         PodFacts {
             uid: pod.metadata.uid.clone().unwrap_or_default(),

@@ -140,8 +140,9 @@ pub fn hot_twins(pod: &PodRecord, name: &str) -> (String, String) {
 /// Matched (docs/sidecarset-controller.md, "Which pods"): selected by `spec.selector`, active, injected by this SidecarSet, and holding each of its
 /// containers (both twins and a working-twin entry for a hot one).
 pub fn is_matched(set: &SidecarSet, facts: &SetFacts, pod: &PodRecord) -> bool {
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
-    if !selects_non_empty(set.spec.selector.as_ref(), &labels).unwrap_or(false) || !pods::is_active(pod) {
+    if !selects_non_empty(set.spec.selector.as_ref(), &pod.metadata.labels).unwrap_or(false)
+        || !pods::is_active(pod)
+    {
         return false;
     }
     let injected = pods::annotation(pod, SIDECARSET_INJECTED_LIST)

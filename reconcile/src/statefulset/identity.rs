@@ -122,7 +122,7 @@ pub fn new_pod(
     let mut annotations = tmeta.annotations.unwrap_or_default();
     annotations.insert(LIFECYCLE_TIMESTAMP_KEY.into(), crate::rfc3339::rfc3339(now));
     let mut record = PodRecord::default();
-    record.metadata.labels = Some(labels.clone());
+    record.metadata.labels = labels.iter().collect();
     record.metadata.finalizers = tmeta.finalizers.clone();
     let pre_normal = set.spec.lifecycle.as_ref().and_then(|l| l.pre_normal.as_ref());
     let state = if pre_normal.is_some() && !crate::lifecycle::is_all_hooked(pre_normal, &record) {

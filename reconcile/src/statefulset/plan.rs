@@ -105,7 +105,7 @@ pub fn plan(input: &Input<'_>, expectations: &Expectations) -> Result<Plan, Plan
         let Some(ordinal) = ordinal_of(name, pods::name(p)) else {
             continue;
         };
-        if sel.evaluate(&p.metadata.labels.as_ref())? != Selection::NoMatch {
+        if sel.evaluate(&p.metadata.labels)? != Selection::NoMatch {
             by_ordinal.insert(ordinal, p);
         } else if let Some(uid) = &set.metadata.uid {
             actions.push(Action::PatchPod {

@@ -64,7 +64,7 @@ pub fn revision(s: &StatefulSet) -> ControllerRevision {
 pub fn pod(ordinal: i64, revision: &str) -> PodRecord {
     let name = format!("web-{ordinal}");
     let mut p = fixtures::pod(&name, revision);
-    let labels = p.metadata.labels.get_or_insert_default();
+    let labels = &mut p.metadata.labels;
     labels.remove(kruise_api::apps_v1beta1::CLONESET_INSTANCE_ID);
     labels.remove(crate::pods::POD_TEMPLATE_HASH);
     labels.insert(STATEFULSET_POD_NAME_LABEL.into(), name.clone());

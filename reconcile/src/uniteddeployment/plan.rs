@@ -483,19 +483,11 @@ fn needs_update(object: &Value, desired: &Desired<'_>, patch: Option<&Value>, po
 }
 
 fn subset_of(pod: &PodRecord) -> Option<&str> {
-    pod.metadata
-        .labels
-        .as_ref()?
-        .get(SUBSET_NAME_LABEL)
-        .map(String::as_str)
+    pod.metadata.labels.get(SUBSET_NAME_LABEL)
 }
 
 fn revision_of(pod: &PodRecord) -> Option<&str> {
-    pod.metadata
-        .labels
-        .as_ref()?
-        .get(REVISION_LABEL)
-        .map(String::as_str)
+    pod.metadata.labels.get(REVISION_LABEL)
 }
 
 fn normal(reason: &'static str, message: String) -> Event {

@@ -55,16 +55,11 @@ pub struct Rollout<'a> {
 
 /// The reserved label a pod carries: `Some(true)`, `Some(false)` or none.
 fn marked(pod: &PodRecord) -> Option<bool> {
-    let labels = pod.metadata.labels.as_ref()?;
-    labels.get(RESERVED_POD_LABEL).map(|v| v == "true")
+    pod.metadata.labels.get(RESERVED_POD_LABEL).map(|v| v == "true")
 }
 
 fn revision_of(pod: &PodRecord) -> Option<&str> {
-    pod.metadata
-        .labels
-        .as_ref()?
-        .get(REVISION_LABEL)
-        .map(String::as_str)
+    pod.metadata.labels.get(REVISION_LABEL)
 }
 
 /// Whether a pod is reserved now, and the seconds until that may change (OpenKruise's

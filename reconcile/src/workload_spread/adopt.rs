@@ -94,13 +94,13 @@ pub fn patch_reflected(subset: &WorkloadSpreadSubset, pod: &PodRecord) -> bool {
     if subset.patch.is_none() {
         return false;
     }
-    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let labels = &pod.metadata.labels;
     let patch_labels = patch_metadata(subset)
         .and_then(|m| m.get("labels"))
         .and_then(Value::as_object);
     patch_labels.into_iter().flatten().all(|(k, v)| match v {
         Value::Null => !labels.contains_key(k),
-        Value::String(s) => labels.get(k) == Some(s),
+        Value::String(s) => labels.get(k) == Some(s.as_str()),
         _ => false,
     })
 }

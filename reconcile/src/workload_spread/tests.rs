@@ -103,8 +103,6 @@ fn old_versions_leave_the_first_subsets_first_and_unchanged_costs_are_not_rewrit
     current
         .metadata
         .annotations
-        .as_mut()
-        .unwrap()
         .insert(DELETION_COST_ANNOTATION.into(), "200".into());
     let pods = [
         Arc::new(current),

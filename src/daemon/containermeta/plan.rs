@@ -59,11 +59,7 @@ fn env_of(c: &Container) -> &[EnvVar] {
 }
 
 fn expected(pod: &Pod, c: &Container) -> u64 {
-    containermeta::expected_hash(
-        env_of(c),
-        pod.metadata.labels.as_ref(),
-        pod.metadata.annotations.as_ref(),
-    )
+    containermeta::expected_hash(env_of(c), &pod.metadata.labels, &pod.metadata.annotations)
 }
 
 fn spec_containers(pod: &Pod) -> &[Container] {
@@ -95,7 +91,7 @@ pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
     if gate && old.is_some_and(|o| restarted_at(o) != restarted_at(new)) {
         return true;
     }
-    let meta = RuntimeContainerMetaSet::of(new.metadata.annotations.as_ref());
+    let meta = RuntimeContainerMetaSet::of(&new.metadata.annotations);
     for (i, s) in statuses.iter().enumerate() {
         if s.container_id.as_deref().unwrap_or_default().is_empty() {
             continue;
@@ -109,7 +105,7 @@ pub fn wanted(old: Option<&Pod>, new: &Pod, gate: bool) -> bool {
         if gate && let Some(c) = spec_containers(new).get(i) {
             let hash = expected(new, c);
             if hash != meta.containers[i].hashes.extracted_env_from_metadata_hash
-                || !meta.containers[i].restarted_for(new.metadata.annotations.as_ref())
+                || !meta.containers[i].restarted_for(&new.metadata.annotations)
             {
                 return true;
             }
@@ -236,7 +232,7 @@ fn updating(pod: &Pod) -> bool {
 
 /// The pod's `kubectl.kubernetes.io/restartedAt`.
 fn restarted_at(pod: &Pod) -> Option<&str> {
-    containermeta::restarted_at(pod.metadata.annotations.as_ref())
+    containermeta::restarted_at(&pod.metadata.annotations)
 }
 
 /// The containers to restart: only while an in-place update runs (`InPlaceUpdateReady` False), those
@@ -246,7 +242,7 @@ pub fn restarts<'e>(pod: &Pod, entries: &'e [Entry]) -> Vec<&'e Entry> {
     if !updating(pod) {
         return Vec::new();
     }
-    let annotations = pod.metadata.annotations.as_ref();
+    let annotations = &pod.metadata.annotations;
     entries
         .iter()
         .filter(|e| {

@@ -90,8 +90,7 @@ pub fn account(
         None | Some("StatefulSet") => return Ok(None),
         Some(_) => {}
     }
-    let version =
-        workload_spread::pod_version(controller_kind(pod), &pod.metadata.labels.as_ref()).to_string();
+    let version = workload_spread::pod_version(controller_kind(pod), &pod.metadata.labels).to_string();
     let recorded = ws
         .status
         .as_ref()

@@ -355,7 +355,7 @@ fn scale_down_prefers_unready_pods_and_respects_the_pre_delete_hook() {
     );
     w.pods[2] = labelled(w.pods[2].clone(), LIFECYCLE_STATE_KEY, "PreparingDelete");
     assert!(run(&w).actions.is_empty(), "still hooked: wait");
-    w.pods[2].metadata.labels.as_mut().unwrap().remove("hold");
+    w.pods[2].metadata.labels.remove("hold");
     assert_eq!(summary(&run(&w)), vec!["delete pod demo-p2"], "unhooked: deleted");
 }
 

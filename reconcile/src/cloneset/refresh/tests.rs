@@ -19,10 +19,7 @@ fn ctx(cs: &CloneSet) -> Ctx<'_> {
 }
 
 fn annotated(mut p: PodRecord, key: &str, value: String) -> PodRecord {
-    p.metadata
-        .annotations
-        .get_or_insert_default()
-        .insert(key.into(), value);
+    p.metadata.annotations.insert(key.into(), value);
     p
 }
 
@@ -151,7 +148,7 @@ fn in_place_progress() {
 fn an_old_pod_gets_its_pod_template_hash_backfilled() {
     let cs = cloneset(1);
     let mut p = pod("demo-x", "demo-abc");
-    p.metadata.labels.as_mut().unwrap().remove(POD_TEMPLATE_HASH);
+    p.metadata.labels.remove(POD_TEMPLATE_HASH);
     let r = refresh_pod(&ctx(&cs), &p);
     let Action::PatchPod {
         patch,
@@ -214,8 +211,6 @@ fn grace_period() {
         );
         p.metadata
             .labels
-            .as_mut()
-            .unwrap()
             .insert(CONTROLLER_REVISION_HASH.into(), rev.into());
         p
     };

@@ -33,7 +33,6 @@ fn on_node(mut p: PodRecord, node: Option<&str>) -> PodRecord {
 fn with_cost(mut p: PodRecord, cost: &str) -> PodRecord {
     p.metadata
         .annotations
-        .get_or_insert_default()
         .insert(POD_DELETION_COST.into(), cost.into());
     p
 }

@@ -119,7 +119,7 @@ fn a_restart_is_in_place_only_where_the_agent_serves_the_pod() {
     );
     let bare = pod("demo-a", "r1");
     let mut served = bare.clone();
-    served.metadata.annotations.get_or_insert_default().insert(
+    served.metadata.annotations.insert(
         RUNTIME_CONTAINERS_META_KEY.into(),
         RuntimeContainerMetaSet::default().to_json(),
     );

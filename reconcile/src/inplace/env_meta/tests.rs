@@ -34,7 +34,6 @@ fn env_change() -> Result<UpdateSpec, NotInPlace> {
 fn with_meta(mut p: PodRecord, meta: &RuntimeContainerMetaSet) -> PodRecord {
     p.metadata
         .annotations
-        .get_or_insert_default()
         .insert(RUNTIME_CONTAINERS_META_KEY.into(), meta.to_json());
     p
 }
@@ -173,7 +172,7 @@ fn env_keys_follow_launch_priority_and_shared_keys_join_the_batch() {
 fn the_update_completes_only_when_the_agent_reports_the_new_hash_for_the_current_container() {
     let env: Vec<EnvVar> = vec![env_from("metadata.annotations['version']")];
     let mut p = pod("demo-a", "r2");
-    p.metadata.annotations = Some(annotations(&[("version", "2")]));
+    p.metadata.annotations = kruise_api::pod::InternedMap::from(Some(annotations(&[("version", "2")])));
     p.spec.as_mut().unwrap().containers = vec![kruise_api::pod::ContainerRecord {
         name: "app".into(),
         env: Some(env.clone()),
@@ -193,8 +192,8 @@ fn the_update_completes_only_when_the_agent_reports_the_new_hash_for_the_current
                 plain_hash: 1,
                 extracted_env_from_metadata_hash: expected_hash(
                     &env,
-                    None,
-                    Some(&annotations(&[("version", version)])),
+                    &(),
+                    &annotations(&[("version", version)]),
                 ),
             },
             restarted_at: None,

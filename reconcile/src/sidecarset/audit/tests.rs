@@ -75,7 +75,6 @@ fn uninjected_pods_are_counted_named_and_replaced_only_when_asked_within_max_una
     labelled[2]
         .metadata
         .labels
-        .get_or_insert_with(Default::default)
         .insert(SPECIFIED_DELETE.into(), "true".into());
     let plan = run(&opted_in(set(json!({}))), &labelled, &InFlight::default());
     assert!(plan.replacements.is_empty());
@@ -145,7 +144,6 @@ fn a_pod_whose_own_label_opts_it_out_of_the_selector_is_not_uninjected() {
     opted_out
         .metadata
         .labels
-        .get_or_insert_with(Default::default)
         .insert("sidecar/opt-out".into(), "true".into());
     let pods = vec![
         serde_json::from_value(pod_json(0, 0)).unwrap(),

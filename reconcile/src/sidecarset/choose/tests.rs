@@ -64,11 +64,7 @@ fn not_ready_candidates_are_taken_free_but_spend_the_budget_they_already_hold() 
     assert_eq!(chosen(&plan), ["p0", "p2"]);
     // A ready pod ordered first (priority) waits; the not-ready one after it is still taken.
     let mut weighted = pods.clone();
-    weighted[2]
-        .metadata
-        .labels
-        .get_or_insert_with(Default::default)
-        .insert("first".into(), "yes".into());
+    weighted[2].metadata.labels.insert("first".into(), "yes".into());
     let strategy = json!({"priorityStrategy": {"weightPriority": [
         {"weight": 10, "matchSelector": {"matchLabels": {"first": "yes"}}}]}});
     let plan = run(&set(strategy), &weighted, &InFlight::default());
@@ -125,12 +121,7 @@ fn a_zero_max_unavailable_is_reported_instead_of_blocking_silently() {
 #[test]
 fn the_update_selector_limits_the_rollout() {
     let mut pods: Vec<PodRecord> = (0..3).map(pod).collect();
-    pods[1]
-        .metadata
-        .labels
-        .as_mut()
-        .unwrap()
-        .insert("canary".into(), "true".into());
+    pods[1].metadata.labels.insert("canary".into(), "true".into());
     let strategy = json!({"selector": {"matchLabels": {"canary": "true"}}, "maxUnavailable": 3});
     let plan = run(&set(strategy.clone()), &pods, &InFlight::default());
     assert_eq!(chosen(&plan), ["p1"]);
@@ -143,12 +134,7 @@ fn the_update_selector_limits_the_rollout() {
 #[test]
 fn priority_weights_order_the_candidates() {
     let mut pods: Vec<PodRecord> = (0..3).map(pod).collect();
-    pods[0]
-        .metadata
-        .labels
-        .as_mut()
-        .unwrap()
-        .insert("tier".into(), "low".into());
+    pods[0].metadata.labels.insert("tier".into(), "low".into());
     let strategy = json!({"maxUnavailable": 1, "priorityStrategy": {"weightPriority": [
         {"weight": 50, "matchSelector": {"matchLabels": {"tier": "low"}}}]}});
     assert_eq!(chosen(&run(&set(strategy), &pods, &InFlight::default())), ["p0"]);
@@ -159,11 +145,7 @@ fn scatter_spreads_the_pods_of_a_term_over_the_round() {
     // ActivePods order is p5 … p0 (most recently ready first); p5, p4, p3 are in zone a.
     let mut pods: Vec<PodRecord> = (0..6).map(pod).collect();
     for p in &mut pods[3..] {
-        p.metadata
-            .labels
-            .as_mut()
-            .unwrap()
-            .insert("zone".into(), "a".into());
+        p.metadata.labels.insert("zone".into(), "a".into());
     }
     let plain = json!({"maxUnavailable": 3});
     assert_eq!(

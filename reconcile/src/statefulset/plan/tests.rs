@@ -462,7 +462,7 @@ fn a_pre_delete_hook_holds_the_pod_until_released() {
 
     // Released while web-0 is unready (OrderedReady halted): deleted anyway.
     let mut released = held.clone();
-    released.metadata.labels.as_mut().unwrap().remove("hold");
+    released.metadata.labels.remove("hold");
     let p = run(
         &s,
         &[unready(pod(0, &name)), released],

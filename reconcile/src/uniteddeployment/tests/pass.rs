@@ -164,8 +164,6 @@ fn provisions_three_subsets_then_holds_still() {
         .map(|mut p| {
             p.metadata
                 .labels
-                .as_mut()
-                .unwrap()
                 .insert("apps.kruise.io/controller-revision-hash".into(), revision.clone());
             p
         })

@@ -278,8 +278,6 @@ fn old_revision_pods_are_reserved_once_the_update_has_run_past_the_critical_time
     let mut old = pod("s0-a", "s0", Some(false), Ok(100));
     old.metadata
         .labels
-        .as_mut()
-        .unwrap()
         .insert("apps.kruise.io/controller-revision-hash".into(), "web-old".into());
     let old_revision: ControllerRevision = serde_json::from_value(json!({
         "metadata": {"name": "web-old", "namespace": "prod",

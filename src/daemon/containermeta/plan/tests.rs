@@ -1,3 +1,5 @@
+use std::collections::BTreeMap;
+
 use super::*;
 use k8s_openapi::api::core::v1::{
     ContainerStatus, EnvVarSource, ObjectFieldSelector, PodCondition, PodSpec, PodStatus,
@@ -86,8 +88,8 @@ fn with_report(mut p: Pod, report: &RuntimeContainerMetaSet) -> Pod {
 fn value_hash(v: &str) -> u64 {
     expected_hash(
         &env(),
-        None,
-        Some(&[("demo/env".to_string(), v.to_string())].into()),
+        &(),
+        &Some(BTreeMap::from([("demo/env".to_string(), v.to_string())])),
     )
 }
 

@@ -1,6 +1,8 @@
 //! Env fed from template metadata: in place when the node agent serves the pods, recreated otherwise,
 //! complete only once the agent reports the restarted containers (docs/env-from-metadata.md).
 
+use std::collections::BTreeMap;
+
 use super::*;
 use kruise_core::containermeta::{
     RUNTIME_CONTAINERS_META_KEY, RuntimeContainerHashes, RuntimeContainerMeta, RuntimeContainerMetaSet,
@@ -22,7 +24,7 @@ fn env() -> Vec<EnvVar> {
 }
 
 fn meta(id: &str, value: &str) -> String {
-    let annotations = [("demo/env".to_string(), value.to_string())].into();
+    let annotations: BTreeMap<String, String> = [("demo/env".to_string(), value.to_string())].into();
     RuntimeContainerMetaSet {
         containers: vec![RuntimeContainerMeta {
             name: "app".into(),
@@ -30,7 +32,7 @@ fn meta(id: &str, value: &str) -> String {
             restart_count: 0,
             hashes: RuntimeContainerHashes {
                 plain_hash: 1,
-                extracted_env_from_metadata_hash: expected_hash(&env(), None, Some(&annotations)),
+                extracted_env_from_metadata_hash: expected_hash(&env(), &(), &annotations),
             },
             restarted_at: None,
         }],
@@ -58,13 +60,11 @@ fn world(served: bool) -> World {
     for p in &mut w.pods {
         p.metadata
             .labels
-            .as_mut()
-            .unwrap()
             .insert(CONTROLLER_REVISION_HASH.into(), v1.clone());
         p.spec.as_mut().unwrap().containers[0].env = Some(env());
         p.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[0].container_id =
             Some("containerd://c1".into());
-        let a = p.metadata.annotations.get_or_insert_default();
+        let a = &mut p.metadata.annotations;
         a.insert("demo/env".into(), "a".into());
         if served {
             a.insert(RUNTIME_CONTAINERS_META_KEY.into(), meta("containerd://c1", "a"));
@@ -144,12 +144,8 @@ fn the_pod_becomes_in_place_ready_only_when_the_agent_reports_the_new_env() {
         .unwrap()
         .to_owned();
     let p = &mut w.pods[0];
-    p.metadata
-        .labels
-        .as_mut()
-        .unwrap()
-        .insert(CONTROLLER_REVISION_HASH.into(), v2);
-    let a = p.metadata.annotations.as_mut().unwrap();
+    p.metadata.labels.insert(CONTROLLER_REVISION_HASH.into(), v2);
+    let a = &mut p.metadata.annotations;
     a.insert("demo/env".into(), "b".into());
     a.insert(IN_PLACE_UPDATE_STATE_KEY.into(), state);
     let conditions = p.status.as_mut().unwrap().conditions.as_mut().unwrap();
@@ -172,8 +168,6 @@ fn the_pod_becomes_in_place_ready_only_when_the_agent_reports_the_new_env() {
         p.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[0].container_id = Some(id.into());
         p.metadata
             .annotations
-            .as_mut()
-            .unwrap()
             .insert(RUNTIME_CONTAINERS_META_KEY.into(), report.clone());
         assert_eq!(ready_patch(&w), want, "{id} {report}");
     }

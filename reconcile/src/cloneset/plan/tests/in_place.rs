@@ -117,8 +117,6 @@ fn in_place_fallbacks() {
             for p in &mut w.pods {
                 p.metadata
                     .labels
-                    .as_mut()
-                    .unwrap()
                     .insert(CONTROLLER_REVISION_HASH.into(), rev_name(&w.revisions[0]));
             }
             w.cs.status.as_mut().unwrap().current_revision = Some(rev_name(&w.revisions[0]));

@@ -47,7 +47,6 @@ fn an_env_change_is_in_place_only_where_the_agent_serves_the_pod() {
     pods[1]
         .metadata
         .annotations
-        .get_or_insert_default()
         .insert(RUNTIME_CONTAINERS_META_KEY.into(), r#"{"containers":[]}"#.into());
     let revs = [old_rev, new_rev];
     for (gates, in_place, recreated) in [
