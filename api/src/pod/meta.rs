@@ -3,7 +3,7 @@
 
 use std::ops::{Deref, DerefMut};
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference, Time};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::interned::InternedMap;
@@ -114,10 +114,54 @@ impl Serialize for PodMeta {
     }
 }
 
+/// Decodes the labels and annotations straight into interned texts, and skips `managedFields` without
+/// building it: no map, string or managed-fields entry is allocated only to be dropped.
 impl<'de> Deserialize<'de> for PodMeta {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        ObjectMeta::deserialize(d).map(Self::from)
+        let wire = Wire::deserialize(d)?;
+        let rest = ObjectMeta {
+            creation_timestamp: wire.creation_timestamp,
+            deletion_grace_period_seconds: wire.deletion_grace_period_seconds,
+            deletion_timestamp: wire.deletion_timestamp,
+            finalizers: wire.finalizers,
+            generate_name: wire.generate_name,
+            generation: wire.generation,
+            name: wire.name,
+            namespace: wire.namespace,
+            owner_references: wire.owner_references,
+            resource_version: wire.resource_version,
+            self_link: wire.self_link,
+            uid: wire.uid,
+            ..ObjectMeta::default()
+        };
+        Ok(Self {
+            rest,
+            labels: wire.labels,
+            annotations: wire.annotations,
+        })
     }
+}
+
+/// `ObjectMeta` as it arrives, without `managedFields` (skipped) and with the two maps interned.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Wire {
+    #[serde(default)]
+    labels: InternedMap,
+    #[serde(default)]
+    annotations: InternedMap,
+    creation_timestamp: Option<Time>,
+    deletion_grace_period_seconds: Option<i64>,
+    deletion_timestamp: Option<Time>,
+    finalizers: Option<Vec<String>>,
+    generate_name: Option<String>,
+    generation: Option<i64>,
+    name: Option<String>,
+    namespace: Option<String>,
+    owner_references: Option<Vec<OwnerReference>>,
+    resource_version: Option<String>,
+    self_link: Option<String>,
+    uid: Option<String>,
 }
 
 #[cfg(test)]
