@@ -95,19 +95,6 @@ impl LabelledMeta for PodMeta {
     }
 }
 
-impl From<ObjectMeta> for PodMeta {
-    fn from(mut meta: ObjectMeta) -> Self {
-        let labels = meta.labels.take().into();
-        let annotations = meta.annotations.take().into();
-        meta.managed_fields = None;
-        Self {
-            rest: meta,
-            labels,
-            annotations,
-        }
-    }
-}
-
 impl Serialize for PodMeta {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.to_object_meta().serialize(s)
